@@ -1,0 +1,213 @@
+// Package admin is the operator's panel: an HTML page per service that shows
+// each room's line and lets an operator admit visitors at once, or pause and
+// resume admission, during an event.
+//
+// The panel sits behind HTTP basic auth with the password from the secret
+// store, compared in constant time; with no password configured it is
+// disabled, never open. Its forms carry a CSRF token, an HMAC of the hour
+// under the service's signing key, because a browser sends basic-auth
+// credentials along with a form another site posts.
+package admin
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"fmt"
+	"html"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/store"
+	"github.com/fastly/compute-sdk-go/fsthttp"
+)
+
+// Panel serves the admin pages under Path.
+type Panel struct {
+	// Path is where the panel lives, e.g. /_wr/admin.
+	Path  string
+	Rooms []*queue.Room
+	Store store.Store
+	// Password is the admin password; empty disables the panel.
+	Password []byte
+	// CSRFKey signs the forms' CSRF tokens.
+	CSRFKey []byte
+	Now     time.Time
+	// Logf records what operators did and what failed.
+	Logf func(format string, args ...any)
+}
+
+// maxForm bounds a form body: the panel's forms hold three short fields.
+const maxForm = 8 << 10
+
+// maxAdmit bounds one "admit N": a typo should not open the floodgates.
+const maxAdmit = 1_000_000
+
+// ServeHTTP answers one request to the panel.
+func (p *Panel) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Frame-Options", "DENY")
+	if len(p.Password) == 0 {
+		p.Logf("admin: refused %s %s: admin disabled, no admin_password secret", r.Method, r.URL.Path)
+		text(w, fsthttp.StatusServiceUnavailable, "admin disabled: set admin_password in the secret store")
+		return
+	}
+	if !p.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="waiting room admin", charset="UTF-8"`)
+		text(w, fsthttp.StatusUnauthorized, "admin: wrong or missing password")
+		return
+	}
+	action := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, p.Path), "/")
+	switch {
+	case action == "" && (r.Method == fsthttp.MethodGet || r.Method == fsthttp.MethodHead):
+		p.overview(ctx, w)
+	case action == "admit" || action == "pause" || action == "resume":
+		if r.Method != fsthttp.MethodPost {
+			w.Header().Set("Allow", "POST")
+			text(w, fsthttp.StatusMethodNotAllowed, "admin: "+action+" takes a POST")
+			return
+		}
+		p.act(ctx, w, r, action)
+	default:
+		text(w, fsthttp.StatusNotFound, "admin: no such page")
+	}
+}
+
+func (p *Panel) authorized(r *fsthttp.Request) bool {
+	auth := r.Header.Get("Authorization")
+	const prefix = "Basic "
+	if len(auth) <= len(prefix) || !strings.EqualFold(auth[:len(prefix)], prefix) || len(auth) > 1024 {
+		return false
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(auth[len(prefix):]))
+	if err != nil {
+		return false
+	}
+	_, pass, ok := strings.Cut(string(raw), ":")
+	if !ok {
+		return false
+	}
+	// Comparing digests keeps the comparison constant-time whatever the
+	// lengths are.
+	got, want := sha256.Sum256([]byte(pass)), sha256.Sum256(p.Password)
+	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+}
+
+// csrfToken is valid for the hour it was made in and the next one.
+func (p *Panel) csrfToken(hour int64) string {
+	m := hmac.New(sha256.New, p.CSRFKey)
+	fmt.Fprintf(m, "waiting-room-admin-csrf|%d", hour)
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+func (p *Panel) csrfValid(token string) bool {
+	hour := p.Now.Unix() / 3600
+	for _, h := range []int64{hour, hour - 1} {
+		if hmac.Equal([]byte(token), []byte(p.csrfToken(h))) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Panel) act(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, action string) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxForm+1))
+	if err != nil || len(body) > maxForm {
+		text(w, fsthttp.StatusBadRequest, "admin: form missing or too large")
+		return
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		text(w, fsthttp.StatusBadRequest, "admin: form not understood")
+		return
+	}
+	if !p.csrfValid(form.Get("csrf")) {
+		p.Logf("admin: refused %s: missing or stale CSRF token", action)
+		text(w, fsthttp.StatusForbidden, "admin: the form has expired or did not come from this panel; reload the panel and try again")
+		return
+	}
+	room := p.room(form.Get("room"))
+	if room == nil {
+		text(w, fsthttp.StatusNotFound, "admin: no such room")
+		return
+	}
+	policy := store.Policy{PerMinute: room.NewUsersPerMinute, Burst: room.Burst}
+	var line store.Line
+	switch action {
+	case "admit":
+		n, perr := strconv.ParseInt(form.Get("n"), 10, 64)
+		if perr != nil || n < 1 || n > maxAdmit {
+			text(w, fsthttp.StatusBadRequest, fmt.Sprintf("admin: n must be a whole number from 1 to %d", maxAdmit))
+			return
+		}
+		line, err = p.Store.Admit(ctx, room.Name, n, policy, p.Now)
+		action = fmt.Sprintf("admit %d", n)
+	default:
+		line, err = p.Store.SetPaused(ctx, room.Name, action == "pause", policy, p.Now)
+	}
+	if err != nil {
+		p.Logf("admin: %s in room %s failed: %v", action, room.Name, err)
+		text(w, fsthttp.StatusServiceUnavailable, "admin: the store did not answer: "+err.Error())
+		return
+	}
+	p.Logf("admin: %s in room %s: now serving %d of %d, paused=%t", action, room.Name, line.Admitted, line.Issued, line.Paused)
+	w.Header().Set("Location", p.Path)
+	w.WriteHeader(fsthttp.StatusSeeOther)
+}
+
+func (p *Panel) room(name string) *queue.Room {
+	for _, r := range p.Rooms {
+		if r.Name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+func (p *Panel) overview(ctx context.Context, w fsthttp.ResponseWriter) {
+	var b strings.Builder
+	b.WriteString(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Waiting room admin</title>
+<style>body{font-family:system-ui,sans-serif;margin:2rem;color:#1d2330}table{border-collapse:collapse}td,th{border:1px solid #d6dbe4;padding:.4rem .8rem;text-align:right}th:first-child,td:first-child{text-align:left}form{display:inline}</style>
+</head><body><h1>Waiting room admin</h1>`)
+	if len(p.Rooms) == 0 {
+		b.WriteString("<p>No rooms are configured.</p>")
+	}
+	csrf := html.EscapeString(p.csrfToken(p.Now.Unix() / 3600))
+	action := html.EscapeString(p.Path)
+	b.WriteString("<table><tr><th>Room</th><th>Waiting</th><th>Now serving</th><th>Issued</th><th>Rate / min</th><th>State</th><th>Actions</th></tr>")
+	for _, room := range p.Rooms {
+		name := html.EscapeString(room.Name)
+		line, err := p.Store.Poll(ctx, room.Name, store.Policy{PerMinute: room.NewUsersPerMinute, Burst: room.Burst}, p.Now)
+		if err != nil {
+			p.Logf("admin: reading room %s failed: %v", room.Name, err)
+			fmt.Fprintf(&b, `<tr><td>%s</td><td colspan="6">store did not answer: %s</td></tr>`, name, html.EscapeString(err.Error()))
+			continue
+		}
+		state, toggle := "admitting", "pause"
+		if line.Paused {
+			state, toggle = "paused", "resume"
+		}
+		fmt.Fprintf(&b, `<tr><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%g</td><td>%s</td><td>`,
+			name, line.Waiting(), line.Admitted, line.Issued, room.NewUsersPerMinute, state)
+		fmt.Fprintf(&b, `<form method="post" action="%s/admit"><input type="hidden" name="csrf" value="%s"><input type="hidden" name="room" value="%s"><input name="n" type="number" min="1" max="%d" value="10" aria-label="visitors to admit"> <button>Admit</button></form> `,
+			action, csrf, name, maxAdmit)
+		fmt.Fprintf(&b, `<form method="post" action="%s/%s"><input type="hidden" name="csrf" value="%s"><input type="hidden" name="room" value="%s"><button>%s</button></form></td></tr>`,
+			action, toggle, csrf, name, strings.ToUpper(toggle[:1])+toggle[1:])
+	}
+	b.WriteString("</table></body></html>\n")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(fsthttp.StatusOK)
+	io.WriteString(w, b.String())
+}
+
+func text(w fsthttp.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	io.WriteString(w, msg+"\n")
+}

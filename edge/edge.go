@@ -1,0 +1,330 @@
+// Package edge is the waiting room's HTTP surface: it turns a request into
+// the facts a queue.Gate needs, and carries out the gate's decision by
+// forwarding to the origin, serving a page, or answering JSON.
+//
+// Everything it reads from the platform comes through small interfaces
+// (Config, Templates, Secrets, Origin, store.Transport), so main wires the
+// Fastly SDK in and tests wire in real local services.
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edgequeue/waitingroom/admin"
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/store"
+	"github.com/edgequeue/waitingroom/templates"
+	"github.com/fastly/compute-sdk-go/fsthttp"
+)
+
+// Origin forwards an admitted request to the protected site.
+type Origin interface {
+	Send(ctx context.Context, r *fsthttp.Request) (*fsthttp.Response, error)
+}
+
+// Service is one request's view of the waiting room and the platform.
+type Service struct {
+	Config    Config
+	Templates Templates
+	Secrets   Secrets
+	Origin    Origin
+	// Upstash carries store requests to the Upstash backend.
+	Upstash store.Transport
+	// Now is the time of the request.
+	Now time.Time
+	// Logf writes a log line.
+	Logf func(format string, args ...any)
+}
+
+// BusyRetry is how long the busy page asks a visitor to wait.
+const BusyRetry = 5 * time.Second
+
+// ServeHTTP answers one request.
+func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
+	settings := LoadSettings(s.Config)
+	for _, p := range settings.Problems {
+		s.Logf("config: %v", p)
+	}
+	path := r.URL.Path
+	if path == settings.AdminPath || strings.HasPrefix(path, settings.AdminPath+"/") {
+		s.admin(ctx, w, r, settings)
+		return
+	}
+	room := queue.Match(settings.Rooms, r.Host, path)
+	if room == nil {
+		if settings.RoomsBroken {
+			s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
+				"This site's waiting room is being set up. Please try again in a minute.")
+			return
+		}
+		s.forward(ctx, w, r, "")
+		return
+	}
+	if room.Bypasses(path) {
+		s.forward(ctx, w, r, "")
+		return
+	}
+	gate, err := s.gate(settings)
+	if err != nil {
+		s.Logf("room %s: cannot run the line: %v", room.Name, err)
+		s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
+			"This site's waiting room is not configured yet. Please try again in a minute.")
+		return
+	}
+	d := gate.Decide(ctx, room, queue.Visitor{Passes: queue.CookieValues(r.Header.Values("Cookie"), room.CookieName), Now: s.Now})
+	switch d.Action {
+	case queue.Admit:
+		if d.Why != "session" {
+			s.Logf("room %s: admit (%s)%s", room.Name, d.Why, refusal(d.Err))
+		}
+		s.forward(ctx, w, r, s.cookie(room, d))
+	case queue.Wait:
+		s.Logf("room %s: wait (%s) ticket %d, now serving %d%s", room.Name, d.Why, d.Place.Ticket, d.Place.Admitted, refusal(d.Err))
+		s.queuePage(w, r, room, d)
+	default:
+		s.Logf("room %s: busy (%s): %v", room.Name, d.Why, d.Err)
+		s.busy(w, r, room)
+	}
+}
+
+func refusal(err error) string {
+	if err == nil {
+		return ""
+	}
+	return "; offered pass refused: " + err.Error()
+}
+
+// gate builds the line's machinery from the secrets and settings.
+func (s *Service) gate(settings Settings) (*queue.Gate, error) {
+	keys, err := s.keys()
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.store(settings)
+	if err != nil {
+		return nil, err
+	}
+	return &queue.Gate{Store: st, Keys: keys}, nil
+}
+
+func (s *Service) keys() (*queue.KeySet, error) {
+	raw, err := s.Secrets.Get(SecretSigningKeys)
+	if err != nil {
+		return nil, fmt.Errorf("secret %s: %w", SecretSigningKeys, err)
+	}
+	keys, err := queue.ParseKeySet(string(raw))
+	if err != nil {
+		return nil, fmt.Errorf("secret %s: %w", SecretSigningKeys, err)
+	}
+	return keys, nil
+}
+
+func (s *Service) store(settings Settings) (*store.Upstash, error) {
+	if settings.UpstashURL == "" {
+		return nil, fmt.Errorf("config %s is missing or invalid", KeyUpstashURL)
+	}
+	token, err := s.Secrets.Get(SecretUpstashToken)
+	if err != nil {
+		return nil, fmt.Errorf("secret %s: %w", SecretUpstashToken, err)
+	}
+	return &store.Upstash{URL: settings.UpstashURL, Token: strings.TrimSpace(string(token)),
+		Transport: s.Upstash, Timeout: settings.StoreTimeout}, nil
+}
+
+func (s *Service) admin(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, settings Settings) {
+	p := &admin.Panel{Path: settings.AdminPath, Rooms: settings.Rooms, Now: s.Now, Logf: s.Logf}
+	if pw, err := s.Secrets.Get(SecretAdminPassword); err == nil {
+		p.Password = []byte(strings.TrimSpace(string(pw)))
+	} else if !errors.Is(err, ErrNotFound) {
+		s.Logf("admin: secret %s: %v", SecretAdminPassword, err)
+	}
+	if len(p.Password) > 0 {
+		keys, err := s.keys()
+		if err != nil {
+			s.Logf("admin: %v", err)
+			s.problem(w, fsthttp.StatusServiceUnavailable, "Admin unavailable", "The signing_keys secret is missing or invalid; see the log.")
+			return
+		}
+		st, err := s.store(settings)
+		if err != nil {
+			s.Logf("admin: %v", err)
+			s.problem(w, fsthttp.StatusServiceUnavailable, "Admin unavailable", "The store is not configured; see the log.")
+			return
+		}
+		p.CSRFKey, p.Store = keys.Key(), st
+	}
+	p.ServeHTTP(ctx, w, r)
+}
+
+// cookie renders the decision's pass as a Set-Cookie value, or "".
+func (s *Service) cookie(room *queue.Room, d queue.Decision) string {
+	if d.Pass == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s=%s; Path=/; Max-Age=%d; HttpOnly; Secure; SameSite=Lax",
+		room.CookieName, d.Pass, int(d.PassTTL/time.Second))
+}
+
+// forward streams the request to the origin and the answer back, adding
+// setCookie (when not empty) beside the origin's own cookies.
+func (s *Service) forward(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, setCookie string) {
+	resp, err := s.Origin.Send(ctx, r)
+	if err != nil {
+		s.Logf("origin: %s %s: %v", r.Method, r.URL.Path, err)
+		s.problem(w, fsthttp.StatusBadGateway, "The site did not answer", "The site could not be reached. Please try again in a moment.")
+		return
+	}
+	defer resp.Body.Close()
+	w.Header().Reset(resp.Header)
+	if setCookie != "" {
+		w.Header().Add("Set-Cookie", setCookie)
+		// A response that admits someone must not be cached and replayed
+		// to others along with its cookie.
+		w.Header().Set("Cache-Control", "private, no-store")
+	}
+	w.WriteHeader(resp.StatusCode)
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		s.Logf("origin: %s %s: streaming the answer: %v", r.Method, r.URL.Path, err)
+	}
+}
+
+// placeJSON is the queue page's facts for clients that ask for JSON.
+type placeJSON struct {
+	Room                 string `json:"room"`
+	Status               string `json:"status"`
+	Ticket               int64  `json:"ticket"`
+	Position             int64  `json:"position"`
+	Ahead                int64  `json:"ahead"`
+	NowServing           int64  `json:"now_serving"`
+	Issued               int64  `json:"issued"`
+	Paused               bool   `json:"paused"`
+	EstimatedWaitSeconds *int64 `json:"estimated_wait_seconds"`
+	RefreshSeconds       int    `json:"refresh_seconds"`
+}
+
+// busyJSON is the busy page for clients that ask for JSON.
+type busyJSON struct {
+	Room              string `json:"room"`
+	Status            string `json:"status"`
+	RetryAfterSeconds int    `json:"retry_after_seconds"`
+}
+
+func wantsJSON(r *fsthttp.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "application/json")
+}
+
+func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision) {
+	pl := d.Place
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Refresh", strconv.Itoa(room.RefreshSeconds))
+	if c := s.cookie(room, d); c != "" {
+		h.Add("Set-Cookie", c)
+	}
+	status := "The site is busy, so visitors are let in in the order they arrived."
+	if pl.Paused {
+		status = "Entry is paused for the moment; your place is kept."
+	}
+	if wantsJSON(r) {
+		doc := placeJSON{Room: room.Name, Status: "waiting", Ticket: pl.Ticket, Position: pl.Ahead + 1, Ahead: pl.Ahead,
+			NowServing: pl.Admitted, Issued: pl.Issued, Paused: pl.Paused, RefreshSeconds: room.RefreshSeconds}
+		if pl.WaitKnown {
+			secs := int64(pl.Wait / time.Second)
+			doc.EstimatedWaitSeconds = &secs
+		}
+		s.json(w, room.QueueStatusCode, doc)
+		return
+	}
+	s.page(w, room.QueueStatusCode, room.Template, templates.Queue, map[string]string{
+		"room": room.Name, "ticket": strconv.FormatInt(pl.Ticket, 10),
+		"position": strconv.FormatInt(pl.Ahead+1, 10), "ahead": strconv.FormatInt(pl.Ahead, 10),
+		"now_serving": strconv.FormatInt(pl.Admitted, 10), "issued": strconv.FormatInt(pl.Issued, 10),
+		"wait": describeWait(pl), "refresh_seconds": strconv.Itoa(room.RefreshSeconds), "status": status,
+	})
+}
+
+// describeWait says the estimate in words a visitor reads at a glance.
+func describeWait(p queue.Place) string {
+	switch {
+	case !p.WaitKnown:
+		return "unknown while entry is paused"
+	case p.Wait < time.Minute:
+		return "less than a minute"
+	case p.Wait < 2*time.Minute:
+		return "about 1 minute"
+	case p.Wait < 2*time.Hour:
+		return fmt.Sprintf("about %d minutes", int((p.Wait+30*time.Second)/time.Minute))
+	}
+	return fmt.Sprintf("about %d hours", int((p.Wait+30*time.Minute)/time.Hour))
+}
+
+func (s *Service) busy(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
+	secs := strconv.Itoa(int(BusyRetry / time.Second))
+	w.Header().Set("Retry-After", secs)
+	w.Header().Set("Cache-Control", "no-store")
+	if wantsJSON(r) {
+		s.json(w, fsthttp.StatusServiceUnavailable, busyJSON{room.Name, "busy", int(BusyRetry / time.Second)})
+		return
+	}
+	s.page(w, fsthttp.StatusServiceUnavailable, templates.Busy.Name, templates.Busy, map[string]string{"room": room.Name, "retry_seconds": secs})
+}
+
+func (s *Service) problem(w fsthttp.ResponseWriter, code int, title, message string) {
+	w.Header().Set("Cache-Control", "no-store")
+	s.page(w, code, templates.Problem.Name, templates.Problem, map[string]string{"title": title, "message": message})
+}
+
+// page renders a page from the operator's template called name in the KV
+// store, or from the embedded default when there is none or it is broken.
+func (s *Service) page(w fsthttp.ResponseWriter, code int, name string, kind templates.Page, values map[string]string) {
+	t := s.template(name, kind)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	if t == nil {
+		io.WriteString(w, "The waiting room cannot show this page; see the log.\n")
+		return
+	}
+	io.WriteString(w, t.Render(values))
+}
+
+func (s *Service) template(name string, kind templates.Page) *templates.Template {
+	src, err := s.Templates.Get(name)
+	switch {
+	case err == nil:
+		t, perr := kind.Parse(src)
+		if perr == nil {
+			return t
+		}
+		s.Logf("template %s from the KV store: %v; serving the default", name, perr)
+	case errors.Is(err, ErrNotFound):
+		if name != kind.Name {
+			s.Logf("template %s: not in the KV store; serving the default %s", name, kind.Name)
+		}
+	default:
+		s.Logf("template %s: %v; serving the default", name, err)
+	}
+	t, err := kind.Default()
+	if err != nil {
+		s.Logf("%v", err)
+		return nil
+	}
+	return t
+}
+
+func (s *Service) json(w fsthttp.ResponseWriter, code int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		s.Logf("json: %v", err)
+		code, body = fsthttp.StatusInternalServerError, []byte(`{"status":"error"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(append(body, '\n'))
+}

@@ -1,0 +1,8 @@
+module github.com/edgequeue/waitingroom
+
+go 1.23.12
+
+require (
+	github.com/fastly/compute-sdk-go v1.9.0 // indirect
+	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
+)

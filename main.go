@@ -1,0 +1,133 @@
+// Command waitingroom is an edge waiting room for Fastly Compute. It holds
+// the visitors an origin cannot take in a fair, numbered line served from
+// the edge, and lets them through in order at the rate the origin can
+// handle. This file is the only place that knows the Fastly SDK: it wires
+// the platform's stores and backends into the edge package.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"time"
+
+	"github.com/edgequeue/waitingroom/edge"
+	"github.com/edgequeue/waitingroom/store"
+	"github.com/fastly/compute-sdk-go/configstore"
+	"github.com/fastly/compute-sdk-go/fsthttp"
+	"github.com/fastly/compute-sdk-go/kvstore"
+	"github.com/fastly/compute-sdk-go/secretstore"
+)
+
+// The backends fastly.toml defines.
+const (
+	originBackend  = "origin"
+	upstashBackend = "upstash"
+)
+
+func main() {
+	fsthttp.ServeFunc(func(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
+		svc := &edge.Service{
+			Config:    &config{},
+			Templates: &kvTemplates{},
+			Secrets:   secrets{},
+			Origin:    origin{},
+			Upstash:   upstash{},
+			Now:       time.Now(),
+			Logf:      log.Printf,
+		}
+		svc.ServeHTTP(ctx, w, r)
+	})
+}
+
+// config reads the config store, opening it on first use.
+type config struct{ store *configstore.Store }
+
+func (c *config) Get(key string) (string, error) {
+	if c.store == nil {
+		s, err := configstore.Open(edge.ConfigStore)
+		if err != nil {
+			return "", fmt.Errorf("config store %s: %w", edge.ConfigStore, err)
+		}
+		c.store = s
+	}
+	v, err := c.store.Get(key)
+	if errors.Is(err, configstore.ErrKeyNotFound) {
+		return "", edge.ErrNotFound
+	}
+	return v, err
+}
+
+// maxTemplateBytes stops a huge KV value from being read at all; the
+// template parser refuses anything this large anyway.
+const maxTemplateBytes = 256<<10 + 1
+
+// kvTemplates reads templates from the KV store, opening it on first use.
+type kvTemplates struct{ store *kvstore.Store }
+
+func (t *kvTemplates) Get(name string) (string, error) {
+	if t.store == nil {
+		s, err := kvstore.Open(edge.TemplateStore)
+		if err != nil {
+			return "", fmt.Errorf("kv store %s: %w", edge.TemplateStore, err)
+		}
+		t.store = s
+	}
+	e, err := t.store.Lookup(name)
+	if errors.Is(err, kvstore.ErrKeyNotFound) {
+		return "", edge.ErrNotFound
+	}
+	if err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(io.LimitReader(e, maxTemplateBytes))
+	return string(b), err
+}
+
+// secrets reads the secret store.
+type secrets struct{}
+
+func (secrets) Get(name string) ([]byte, error) {
+	b, err := secretstore.Plaintext(edge.SecretStore, name)
+	if errors.Is(err, secretstore.ErrSecretNotFound) {
+		return nil, edge.ErrNotFound
+	}
+	return b, err
+}
+
+// origin sends the visitor's own request, body streaming, to the origin.
+type origin struct{}
+
+func (origin) Send(ctx context.Context, r *fsthttp.Request) (*fsthttp.Response, error) {
+	return r.Send(ctx, originBackend)
+}
+
+// maxStoreAnswer bounds what is read of an Upstash answer.
+const maxStoreAnswer = 64<<10 + 1
+
+// upstash carries store requests through the upstash backend.
+type upstash struct{}
+
+func (upstash) RoundTrip(ctx context.Context, sr store.Request) (store.Response, error) {
+	req, err := fsthttp.NewRequest(fsthttp.MethodPost, sr.URL, bytes.NewReader(sr.Body))
+	if err != nil {
+		return store.Response{}, err
+	}
+	for k, v := range sr.Header {
+		req.Header.Set(k, v)
+	}
+	req.CacheOptions.Pass = true
+	resp, err := req.Send(ctx, upstashBackend)
+	if err != nil {
+		return store.Response{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStoreAnswer))
+	if err != nil {
+		return store.Response{}, err
+	}
+	return store.Response{Status: resp.StatusCode, Body: body}, nil
+}

@@ -1,0 +1,259 @@
+package queue
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ErrInvalidRoom is wrapped by every error ParseRoom returns, so a caller
+// can tell a bad room definition from a failure to read one.
+var ErrInvalidRoom = errors.New("invalid room")
+
+// Room is one protected part of a site, with its own line and limits.
+// Rooms are defined as JSON in the config store, one key per room.
+type Room struct {
+	// Name identifies the room in store keys, cookies and the admin panel.
+	Name string `json:"-"`
+	// Hosts the room applies to; empty means every host.
+	Hosts []string `json:"hosts"`
+	// Paths are the URL path prefixes the room protects.
+	Paths []string `json:"paths"`
+	// BypassPaths are path prefixes inside Paths that never wait (assets,
+	// health checks): a visitor's page should not queue its own stylesheet.
+	BypassPaths []string `json:"bypass_paths"`
+	// NewUsersPerMinute is the admission rate.
+	NewUsersPerMinute float64 `json:"new_users_per_minute"`
+	// Burst is how many admissions may accumulate while the room is quiet.
+	Burst int `json:"burst"`
+	// RefreshSeconds is how often the queue page polls its place.
+	RefreshSeconds int `json:"refresh_seconds"`
+	// QueueTimeoutSeconds is how long a ticket stays valid without a poll.
+	QueueTimeoutSeconds int `json:"queue_timeout_seconds"`
+	// SessionDurationSeconds is how long an admitted visitor stays admitted
+	// without a request; each request slides the window forward.
+	SessionDurationSeconds int `json:"session_duration_seconds"`
+	// CookieName is the cookie that carries the room's pass.
+	CookieName string `json:"cookie_name"`
+	// QueueStatusCode is the HTTP status of the queue page.
+	QueueStatusCode int `json:"queue_status_code"`
+	// Template is the name of the queue page template.
+	Template string `json:"template"`
+}
+
+// Defaults applied by ParseRoom to settings left out of a room definition.
+const (
+	DefaultRefreshSeconds         = 10
+	DefaultQueueTimeoutSeconds    = 900
+	DefaultSessionDurationSeconds = 300
+	DefaultQueueStatusCode        = 200
+	DefaultTemplate               = "queue.html"
+)
+
+// ParseRoom decodes and validates one room definition. Every error names
+// the room and the offending field, so an operator can fix it from the log.
+func ParseRoom(name string, data []byte) (*Room, error) {
+	if err := checkName(name); err != nil {
+		return nil, fmt.Errorf("%w: room name %q: %v", ErrInvalidRoom, name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	r := &Room{}
+	if err := dec.Decode(r); err != nil {
+		return nil, fmt.Errorf("%w: room %q: %v", ErrInvalidRoom, name, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: room %q: unexpected data after the JSON object", ErrInvalidRoom, name)
+	}
+	r.Name = name
+	r.applyDefaults()
+	if err := r.validate(); err != nil {
+		return nil, fmt.Errorf("%w: room %q: %v", ErrInvalidRoom, name, err)
+	}
+	return r, nil
+}
+
+func (r *Room) applyDefaults() {
+	if r.RefreshSeconds == 0 {
+		r.RefreshSeconds = DefaultRefreshSeconds
+	}
+	if r.QueueTimeoutSeconds == 0 {
+		r.QueueTimeoutSeconds = DefaultQueueTimeoutSeconds
+	}
+	if r.SessionDurationSeconds == 0 {
+		r.SessionDurationSeconds = DefaultSessionDurationSeconds
+	}
+	if r.QueueStatusCode == 0 {
+		r.QueueStatusCode = DefaultQueueStatusCode
+	}
+	if r.Template == "" {
+		r.Template = DefaultTemplate
+	}
+	if r.CookieName == "" {
+		r.CookieName = "wr_" + r.Name
+	}
+	if r.Burst == 0 {
+		r.Burst = 1
+	}
+}
+
+func (r *Room) validate() error {
+	for i, h := range r.Hosts {
+		if h == "" || strings.ContainsAny(h, "/ \t") {
+			return fmt.Errorf("hosts[%d]: %q is not a host name", i, h)
+		}
+	}
+	if len(r.Paths) == 0 {
+		return errors.New(`paths: at least one path prefix is required (use ["/"] for the whole site)`)
+	}
+	for i, p := range r.Paths {
+		if !strings.HasPrefix(p, "/") {
+			return fmt.Errorf("paths[%d]: %q must start with /", i, p)
+		}
+	}
+	for i, p := range r.BypassPaths {
+		if !strings.HasPrefix(p, "/") {
+			return fmt.Errorf("bypass_paths[%d]: %q must start with /", i, p)
+		}
+	}
+	checks := []struct {
+		field    string
+		value    float64
+		min, max float64
+	}{
+		{"new_users_per_minute", r.NewUsersPerMinute, 0.01, 1e7},
+		{"burst", float64(r.Burst), 1, 1e7},
+		{"refresh_seconds", float64(r.RefreshSeconds), 1, 600},
+		{"queue_timeout_seconds", float64(r.QueueTimeoutSeconds), 30, 86400},
+		{"session_duration_seconds", float64(r.SessionDurationSeconds), 10, 86400},
+	}
+	for _, c := range checks {
+		if c.value < c.min || c.value > c.max {
+			return fmt.Errorf("%s: must be between %g and %g, got %g", c.field, c.min, c.max, c.value)
+		}
+	}
+	if r.QueueTimeoutSeconds < 3*r.RefreshSeconds {
+		return fmt.Errorf("queue_timeout_seconds: %d is shorter than three refreshes (%d s): waiting visitors would lose their place between polls",
+			r.QueueTimeoutSeconds, 3*r.RefreshSeconds)
+	}
+	switch r.QueueStatusCode {
+	case 200, 202, 429, 503:
+	default:
+		return fmt.Errorf("queue_status_code: must be 200, 202, 429 or 503, got %d", r.QueueStatusCode)
+	}
+	if err := checkToken(r.CookieName); err != nil {
+		return fmt.Errorf("cookie_name: %q %v", r.CookieName, err)
+	}
+	if strings.ContainsAny(r.Template, "/\\") || strings.HasPrefix(r.Template, ".") {
+		return fmt.Errorf("template: %q must be a plain file name", r.Template)
+	}
+	return nil
+}
+
+// checkName keeps room names safe to embed in store keys, cookie names
+// and URLs without escaping.
+func checkName(name string) error {
+	if name == "" || len(name) > 64 {
+		return errors.New("must be 1 to 64 characters")
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return errors.New("may only hold a-z, 0-9, - and _")
+		}
+	}
+	return nil
+}
+
+func checkToken(s string) error {
+	if s == "" || len(s) > 64 {
+		return errors.New("must be 1 to 64 characters")
+	}
+	for _, c := range s {
+		if c <= ' ' || c >= 0x7f || strings.ContainsRune(`()<>@,;:\"/[]?={}`, c) {
+			return errors.New("is not a valid cookie name")
+		}
+	}
+	return nil
+}
+
+// Protects reports whether a request for host and path belongs to the room.
+func (r *Room) Protects(host, path string) bool {
+	if len(r.Hosts) > 0 && !hostIn(host, r.Hosts) {
+		return false
+	}
+	return hasAnyPrefix(path, r.Paths)
+}
+
+// Bypasses reports whether path is exempt from the line.
+func (r *Room) Bypasses(path string) bool {
+	return hasAnyPrefix(path, r.BypassPaths)
+}
+
+// Rate is the admission policy the store enforces for this room.
+func (r *Room) Rate() (perMinute float64, burst int) {
+	return r.NewUsersPerMinute, r.Burst
+}
+
+// QueueTimeout is how long a ticket lives without a poll.
+func (r *Room) QueueTimeout() time.Duration {
+	return time.Duration(r.QueueTimeoutSeconds) * time.Second
+}
+
+// SessionDuration is how long a session lives without a request.
+func (r *Room) SessionDuration() time.Duration {
+	return time.Duration(r.SessionDurationSeconds) * time.Second
+}
+
+// Match returns the first room that protects host and path, or nil. Rooms
+// are tried in the order given, so the index in the config store sets
+// precedence when rooms overlap.
+func Match(rooms []*Room, host, path string) *Room {
+	for _, r := range rooms {
+		if r.Protects(host, path) {
+			return r
+		}
+	}
+	return nil
+}
+
+func hostIn(host string, hosts []string) bool {
+	host = strings.ToLower(host)
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") {
+		host = host[:i]
+	}
+	for _, h := range hosts {
+		if strings.EqualFold(h, host) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasAnyPrefix(path string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseRoomIndex splits the config store's list of room names, separated
+// by commas or white space, and checks each name.
+func ParseRoomIndex(s string) ([]string, error) {
+	fields := strings.FieldsFunc(s, func(c rune) bool { return c == ',' || c == ' ' || c == '\n' || c == '\t' || c == '\r' })
+	seen := make(map[string]bool, len(fields))
+	for _, f := range fields {
+		if err := checkName(f); err != nil {
+			return nil, fmt.Errorf("%w: rooms: %q %v", ErrInvalidRoom, f, err)
+		}
+		if seen[f] {
+			return nil, fmt.Errorf("%w: rooms: %q is listed twice", ErrInvalidRoom, f)
+		}
+		seen[f] = true
+	}
+	return fields, nil
+}
