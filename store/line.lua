@@ -21,38 +21,42 @@ local tokens = tonumber(s[4]) or burst
 local refilled = tonumber(s[5]) or now
 local paused = s[6] == '1'
 
+-- Admit what a continuous scheduler would have admitted since the last call:
+-- while tickets were waiting, every token went to the next of them at once;
+-- only once the line was empty (or paused) did tokens pile up, to at most
+-- the burst. So a sparse poll loses nothing, and a quiet hour saves only
+-- the burst.
+local available = tokens
+if now > refilled then
+  available = tokens + (now - refilled) * rate / 60000
+  refilled = now
+end
+if not paused then
+  local k = math.min(math.floor(available), issued - admitted)
+  admitted = admitted + k
+  available = available - k
+end
+tokens = math.min(burst, available)
+
+local ticket = 0
 if op == 'pause' then
   paused = true
 elseif op == 'resume' then
   paused = false
 elseif op == 'admit' then
   admitted = math.min(issued, admitted + math.max(0, math.floor(n)))
-elseif op ~= 'join' and op ~= 'poll' then
+elseif op == 'join' then
+  issued = issued + 1
+  ticket = issued
+elseif op ~= 'poll' then
   return redis.error_reply('ERR line: unknown op ' .. op)
 end
 
-local ticket = 0
-if op == 'join' then
-  issued = issued + 1
-  ticket = issued
-end
-
--- Refill the bucket from the time elapsed; a clock that steps back refills
--- nothing rather than draining.
-if now > refilled then
-  tokens = tokens + (now - refilled) * rate / 60000
-  refilled = now
-end
-if tokens > burst then
-  tokens = burst
-end
-
+-- Saved-up tokens go to whoever is waiting now, a newcomer included.
 if not paused then
   local k = math.min(math.floor(tokens), issued - admitted)
-  if k > 0 then
-    admitted = admitted + k
-    tokens = tokens - k
-  end
+  admitted = admitted + k
+  tokens = tokens - k
 end
 
 redis.call('HSET', key, 'epoch', epoch, 'issued', issued, 'admitted', admitted,
