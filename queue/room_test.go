@@ -1,0 +1,110 @@
+package queue
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseRoom(t *testing.T) {
+	tests := []struct {
+		name, json, wantErr string
+	}{
+		{"minimal", `{"paths":["/"],"new_users_per_minute":10}`, ""},
+		{"full", `{"hosts":["a.test"],"paths":["/x/"],"bypass_paths":["/x/static/"],"new_users_per_minute":10,"burst":5,
+			"refresh_seconds":5,"queue_timeout_seconds":600,"session_duration_seconds":120,"cookie_name":"q","queue_status_code":429,"template":"t.html"}`, ""},
+		{"syntax", `{"paths":`, "unexpected EOF"},
+		{"trailing data", `{"paths":["/"],"new_users_per_minute":1} {}`, "unexpected data"},
+		{"unknown field", `{"paths":["/"],"new_users_per_minute":1,"rate":3}`, `unknown field "rate"`},
+		{"wrong type", `{"paths":"/","new_users_per_minute":1}`, "paths"},
+		{"no paths", `{"new_users_per_minute":1}`, "paths: at least one"},
+		{"relative path", `{"paths":["x"],"new_users_per_minute":1}`, `paths[0]: "x" must start with /`},
+		{"relative bypass", `{"paths":["/"],"bypass_paths":["s"],"new_users_per_minute":1}`, "bypass_paths[0]"},
+		{"bad host", `{"hosts":["a b"],"paths":["/"],"new_users_per_minute":1}`, "hosts[0]"},
+		{"no rate", `{"paths":["/"]}`, "new_users_per_minute: must be between"},
+		{"negative rate", `{"paths":["/"],"new_users_per_minute":-5}`, "new_users_per_minute"},
+		{"negative burst", `{"paths":["/"],"new_users_per_minute":1,"burst":-1}`, "burst: must be between"},
+		{"refresh too slow", `{"paths":["/"],"new_users_per_minute":1,"refresh_seconds":9999}`, "refresh_seconds"},
+		{"timeout shorter than refreshes", `{"paths":["/"],"new_users_per_minute":1,"refresh_seconds":60,"queue_timeout_seconds":60}`, "queue_timeout_seconds: 60 is shorter"},
+		{"status code", `{"paths":["/"],"new_users_per_minute":1,"queue_status_code":302}`, "queue_status_code: must be"},
+		{"cookie name", `{"paths":["/"],"new_users_per_minute":1,"cookie_name":"a;b"}`, "cookie_name"},
+		{"template path", `{"paths":["/"],"new_users_per_minute":1,"template":"../x"}`, "template"},
+		{"huge number", `{"paths":["/"],"new_users_per_minute":1e400}`, "new_users_per_minute"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := ParseRoom("shop", []byte(tc.json))
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Name != "shop" {
+					t.Fatalf("name %q", r.Name)
+				}
+				return
+			}
+			if err == nil || !errors.Is(err, ErrInvalidRoom) || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), `room "shop"`) {
+				t.Fatalf("error %v, want ErrInvalidRoom naming the room and %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestParseRoomDefaults(t *testing.T) {
+	r, err := ParseRoom("shop", []byte(`{"paths":["/"],"new_users_per_minute":10}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.RefreshSeconds != DefaultRefreshSeconds || r.QueueTimeoutSeconds != DefaultQueueTimeoutSeconds ||
+		r.SessionDurationSeconds != DefaultSessionDurationSeconds || r.QueueStatusCode != 200 ||
+		r.CookieName != "wr_shop" || r.Template != DefaultTemplate || r.Burst != 1 {
+		t.Fatalf("defaults: %+v", r)
+	}
+}
+
+func TestRoomNames(t *testing.T) {
+	for _, name := range []string{"", "Shop", "a b", "a:b", strings.Repeat("a", 65), "ü"} {
+		if _, err := ParseRoom(name, []byte(`{"paths":["/"],"new_users_per_minute":1}`)); !errors.Is(err, ErrInvalidRoom) {
+			t.Errorf("name %q accepted", name)
+		}
+	}
+	if _, err := ParseRoomIndex("a, b\nc"); err != nil {
+		t.Fatal(err)
+	}
+	for _, idx := range []string{"a,a", "a,B"} {
+		if _, err := ParseRoomIndex(idx); !errors.Is(err, ErrInvalidRoom) {
+			t.Errorf("index %q accepted", idx)
+		}
+	}
+}
+
+func TestMatch(t *testing.T) {
+	shop := &Room{Name: "shop", Hosts: []string{"shop.test"}, Paths: []string{"/"}, BypassPaths: []string{"/static/"}}
+	event := &Room{Name: "event", Paths: []string{"/event/"}}
+	rooms := []*Room{event, shop}
+	tests := []struct {
+		host, path, want string
+		bypass           bool
+	}{
+		{"shop.test", "/", "shop", false},
+		{"SHOP.test:443", "/cart", "shop", false},
+		{"shop.test", "/static/a.css", "shop", true},
+		{"shop.test", "/event/1", "event", false},
+		{"other.test", "/event/1", "event", false},
+		{"other.test", "/", "", false},
+		{"[::1]:80", "/", "", false},
+	}
+	for _, tc := range tests {
+		r := Match(rooms, tc.host, tc.path)
+		got := ""
+		if r != nil {
+			got = r.Name
+		}
+		if got != tc.want {
+			t.Errorf("Match(%q, %q) = %q, want %q", tc.host, tc.path, got, tc.want)
+		}
+		if r != nil && r.Bypasses(tc.path) != tc.bypass {
+			t.Errorf("Bypasses(%q) = %v", tc.path, !tc.bypass)
+		}
+	}
+}

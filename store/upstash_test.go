@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+)
+
+// replay answers each request with the next canned response and records
+// the commands it was sent.
+type replay struct {
+	answers []Response
+	err     error
+	sent    [][]string
+	headers []map[string]string
+}
+
+func (r *replay) RoundTrip(ctx context.Context, req Request) (Response, error) {
+	var cmd []string
+	json.Unmarshal(req.Body, &cmd)
+	r.sent = append(r.sent, cmd)
+	r.headers = append(r.headers, req.Header)
+	if r.err != nil {
+		return Response{}, r.err
+	}
+	a := r.answers[0]
+	r.answers = r.answers[1:]
+	return a, nil
+}
+
+func TestUpstashProtocol(t *testing.T) {
+	ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,5,3,0,5]}`)}
+	tests := []struct {
+		name     string
+		answers  []Response
+		err      error
+		wantErr  error
+		wantCmds []string
+	}{
+		{"evalsha", []Response{ok}, nil, nil, []string{"EVALSHA"}},
+		{"noscript falls back to eval", []Response{{Status: 400, Body: []byte(`{"error":"NOSCRIPT No matching script. Please use EVAL."}`)}, ok}, nil, nil, []string{"EVALSHA", "EVAL"}},
+		{"unauthorized", []Response{{Status: 401, Body: []byte(`{"error":"Unauthorized"}`)}}, nil, ErrUnauthorized, []string{"EVALSHA"}},
+		{"server error", []Response{{Status: 502, Body: []byte(`{"error":"Redis unavailable"}`)}}, nil, ErrUnavailable, []string{"EVALSHA"}},
+		{"html error page", []Response{{Status: 503, Body: []byte(`<html>`)}}, nil, ErrUnavailable, []string{"EVALSHA"}},
+		{"throttled", []Response{{Status: 429, Body: nil}}, nil, ErrUnavailable, []string{"EVALSHA"}},
+		{"transport", nil, errors.New("connection refused"), ErrUnavailable, []string{"EVALSHA"}},
+		{"script error", []Response{{Status: 400, Body: []byte(`{"error":"ERR line: bad arguments"}`)}}, nil, ErrRejected, []string{"EVALSHA"}},
+		{"garbage", []Response{{Status: 200, Body: []byte(`nonsense`)}}, nil, ErrProtocol, []string{"EVALSHA"}},
+		{"short reply", []Response{{Status: 200, Body: []byte(`{"result":[1,2]}`)}}, nil, ErrProtocol, []string{"EVALSHA"}},
+		{"string reply", []Response{{Status: 200, Body: []byte(`{"result":"OK"}`)}}, nil, ErrProtocol, []string{"EVALSHA"}},
+		{"redirect", []Response{{Status: 302, Body: nil}}, nil, ErrProtocol, []string{"EVALSHA"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &replay{answers: tc.answers, err: tc.err}
+			u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
+			ticket, line, err := u.Join(context.Background(), "shop", Policy{PerMinute: 60, Burst: 2}, time.UnixMilli(1700000000123))
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
+				t.Fatalf("error %v, want %v", err, tc.wantErr)
+			}
+			if len(tr.sent) != len(tc.wantCmds) {
+				t.Fatalf("sent %d commands, want %v", len(tr.sent), tc.wantCmds)
+			}
+			for i, c := range tr.sent {
+				if c[0] != tc.wantCmds[i] {
+					t.Fatalf("command %d is %s, want %s", i, c[0], tc.wantCmds[i])
+				}
+				want := []string{"1", "wr:shop:line", "join", "1700000000123", "60", "2", "0"}
+				for j, a := range want {
+					if c[2+j] != a {
+						t.Fatalf("argument %d is %q, want %q", j, c[2+j], a)
+					}
+				}
+				if tr.headers[i]["Authorization"] != "Bearer tok" {
+					t.Fatalf("auth header %q", tr.headers[i]["Authorization"])
+				}
+			}
+			if err == nil && (ticket != 5 || line != (Line{Epoch: 1700000000000, Issued: 5, Admitted: 3})) {
+				t.Fatalf("ticket %d line %+v", ticket, line)
+			}
+		})
+	}
+}
