@@ -1,0 +1,60 @@
+# The edge waiting room: build, test and run.
+#
+#   make build   bin/main.wasm (TinyGo when installed, else Go; TOOLCHAIN=go|tinygo forces one)
+#   make test    every test: edge module (twice: this Go and Go 1.23), tools module, the wasm build
+#   make serve   the waiting room locally (see README.md)
+
+SHELL := /bin/bash
+TOOLCHAIN ?= $(if $(shell command -v tinygo 2>/dev/null),tinygo,go)
+# The oldest Go the SDK supports, and the standard library TinyGo 0.33 compiles
+# against: building with it turns any newer API into a compile error.
+GO_MIN := go1.23.12
+EDGE_SOURCES := $(shell find . -path ./tools -prune -o \( -name '*.go' -o -name '*.lua' -o -name '*.html' \) -print) go.mod go.sum
+
+.PHONY: build test test-edge test-edge-min test-tools vet serve clean
+
+build: bin/main.wasm
+
+bin/main.wasm: $(EDGE_SOURCES)
+	@mkdir -p bin
+ifeq ($(TOOLCHAIN),tinygo)
+	# purego: jwt/v5 links crypto/rsa, whose assembly TinyGo cannot build.
+	tinygo build -target=wasip1 -no-debug -tags=purego -o bin/main.wasm .
+else ifeq ($(TOOLCHAIN),go)
+	GOOS=wasip1 GOARCH=wasm go build -trimpath -o bin/main.wasm .
+else
+	$(error TOOLCHAIN must be go or tinygo, not $(TOOLCHAIN))
+endif
+	@ls -l bin/main.wasm
+
+test: build test-edge test-edge-min test-tools
+
+vet:
+	gofmt -l . | (! grep .) || (echo "gofmt would change the files above" && exit 1)
+	go vet ./...
+	GOOS=wasip1 GOARCH=wasm go vet ./...
+	cd tools && go vet ./...
+
+test-edge: vet
+	go test -count=1 ./...
+
+test-edge-min:
+	GOTOOLCHAIN=$(GO_MIN) go vet ./...
+	GOTOOLCHAIN=$(GO_MIN) GOOS=wasip1 GOARCH=wasm go build -o /dev/null .
+	GOTOOLCHAIN=$(GO_MIN) go test -count=1 ./...
+
+tools/compat/node_modules: tools/compat/package.json tools/compat/package-lock.json
+	cd tools/compat && npm ci --no-audit --no-fund
+	@touch tools/compat/node_modules
+
+test-tools: tools/compat/node_modules
+	cd tools && go test -count=1 ./...
+
+serve:
+	@echo "make serve needs the local Compute host, which is not built yet (issue 3)."
+	@echo "Until then: 'fastly compute serve' works where Viceroy is installed, with"
+	@echo "redis-server on 127.0.0.1:6379 and 'cd tools && go run ./cmd/upstash-dev' running."
+	@exit 1
+
+clean:
+	rm -rf bin pkg tools/compat/node_modules
