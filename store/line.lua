@@ -26,17 +26,23 @@ local paused = s[6] == '1'
 -- only once the line was empty (or paused) did tokens pile up, to at most
 -- the burst. So a sparse poll loses nothing, and a quiet hour saves only
 -- the burst.
+-- call_in hands whole tokens to waiting tickets in order, unless paused,
+-- and returns what is left.
+local function call_in(available)
+  if paused then
+    return available
+  end
+  local k = math.min(math.floor(available), issued - admitted)
+  admitted = admitted + k
+  return available - k
+end
+
 local available = tokens
 if now > refilled then
   available = tokens + (now - refilled) * rate / 60000
   refilled = now
 end
-if not paused then
-  local k = math.min(math.floor(available), issued - admitted)
-  admitted = admitted + k
-  available = available - k
-end
-tokens = math.min(burst, available)
+tokens = math.min(burst, call_in(available))
 
 local ticket = 0
 if op == 'pause' then
@@ -53,11 +59,7 @@ elseif op ~= 'poll' then
 end
 
 -- Saved-up tokens go to whoever is waiting now, a newcomer included.
-if not paused then
-  local k = math.min(math.floor(tokens), issued - admitted)
-  admitted = admitted + k
-  tokens = tokens - k
-end
+tokens = call_in(tokens)
 
 redis.call('HSET', key, 'epoch', epoch, 'issued', issued, 'admitted', admitted,
   'tokens', string.format('%.6f', tokens), 'refilled', refilled, 'paused', paused and '1' or '0')
