@@ -1,12 +1,17 @@
 module github.com/edgequeue/waitingroom/tools
 
-go 1.23.12
+go 1.25.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/edgequeue/waitingroom v0.0.0
 	github.com/fastly/compute-sdk-go v1.9.0
+	github.com/tetratelabs/wazero v1.12.0
 )
 
-require github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
+require (
+	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
+	golang.org/x/sys v0.44.0 // indirect
+)
 
 replace github.com/edgequeue/waitingroom => ../
