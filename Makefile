@@ -50,11 +50,9 @@ tools/compat/node_modules: tools/compat/package.json tools/compat/package-lock.j
 test-tools: tools/compat/node_modules
 	cd tools && go test -count=1 ./...
 
-serve:
-	@echo "make serve needs the local Compute host, which is not built yet (issue 3)."
-	@echo "Until then: 'fastly compute serve' works where Viceroy is installed, with"
-	@echo "redis-server on 127.0.0.1:6379 and 'cd tools && go run ./cmd/upstash-dev' running."
-	@exit 1
+serve: build
+	cd tools && go build -o ../bin/serve ./cmd/serve
+	exec bin/serve -C fastly.toml -wasm bin/main.wasm
 
 clean:
 	rm -rf bin pkg tools/compat/node_modules

@@ -1,0 +1,55 @@
+// Command serve runs the waiting room locally in front of a demo origin:
+// Redis, the Upstash REST stand-in, the origin, and bin/main.wasm in the
+// local Compute host on http://127.0.0.1:7676. Ctrl-C stops everything.
+package main
+
+import (
+	"context"
+	"flag"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/edgequeue/waitingroom/tools/devstack"
+)
+
+func main() {
+	manifest := flag.String("C", "fastly.toml", "fastly.toml to read [local_server] from")
+	wasm := flag.String("wasm", "bin/main.wasm", "the service to run")
+	addr := flag.String("addr", "127.0.0.1:7676", "where the waiting room listens")
+	embedded := flag.Bool("embedded-redis", false, "use the in-process Redis even when redis-server is installed")
+	flag.Parse()
+	cache, _ := os.UserCacheDir()
+	if cache != "" {
+		cache = filepath.Join(cache, "waitingroom-fastlyhost")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	st, err := devstack.Start(ctx, devstack.Options{
+		Manifest: *manifest, Wasm: *wasm, Addr: *addr,
+		UpstashAddr: "127.0.0.1:8079", OriginAddr: "127.0.0.1:8080",
+		EmbeddedRedis: *embedded, CacheDir: cache,
+	})
+	if err != nil {
+		log.Fatalf("serve: %v", err)
+	}
+	password := string(st.Manifest.SecretStores[devstack.SecretStore]["admin_password"])
+	adminPath := st.Manifest.ConfigStores[devstack.ConfigStore]["admin_path"]
+	if adminPath == "" {
+		adminPath = "/_wr/admin"
+	}
+	log.Printf("ready in %v", time.Since(start).Round(time.Millisecond))
+	log.Printf("redis:          %s (%s)", st.RedisAddr, st.RedisKind)
+	log.Printf("upstash (REST): %s", st.UpstashURL)
+	log.Printf("demo origin:    %s", st.OriginURL)
+	log.Printf("waiting room:   %s/", st.HostURL)
+	log.Printf("admin panel:    %s%s  (any user name, password %q: development only)", st.HostURL, adminPath, password)
+	log.Printf("press Ctrl-C to stop")
+	<-ctx.Done()
+	log.Printf("stopping")
+	st.Close()
+}

@@ -1,0 +1,196 @@
+// Package devstack starts the waiting room's whole local stack: Redis (the
+// installed redis-server, or an embedded one when there is none), the
+// Upstash REST stand-in, a demo origin, and the local Compute host running
+// bin/main.wasm with fastly.toml. make serve runs it on fixed ports; the
+// end-to-end tests run it on free ones.
+package devstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/edgequeue/waitingroom/tools/fastlyhost"
+	"github.com/edgequeue/waitingroom/tools/resp"
+	"github.com/edgequeue/waitingroom/tools/upstashdev"
+)
+
+// Options say where the stack's parts listen. Use "127.0.0.1:0" for a free
+// port.
+type Options struct {
+	// Manifest is the fastly.toml whose [local_server] the host reads.
+	Manifest string
+	// Wasm is the service to run.
+	Wasm string
+	// Addr, UpstashAddr and OriginAddr are where the host, the REST
+	// stand-in and the demo origin listen.
+	Addr, UpstashAddr, OriginAddr string
+	// EmbeddedRedis uses the in-process Redis even when redis-server exists.
+	EmbeddedRedis bool
+	// CacheDir keeps the host's compiled code.
+	CacheDir string
+	// Timeout bounds one request's instance in the host.
+	Timeout time.Duration
+	// Log receives every part's log lines.
+	Log *log.Logger
+	// Adjust, when set, may change the manifest before the host starts.
+	Adjust func(*fastlyhost.Manifest)
+}
+
+// Stack is a running local stack.
+type Stack struct {
+	HostURL, UpstashURL, OriginURL string
+	RedisAddr                      string
+	// RedisKind says which Redis runs: "redis-server" or "embedded".
+	RedisKind string
+	// Upstash is the REST stand-in, for fault injection and counters.
+	Upstash  *upstashdev.Server
+	Manifest *fastlyhost.Manifest
+	Host     *fastlyhost.Host
+	closers  []func()
+}
+
+// ConfigStore and SecretStore are the stores the service reads.
+const (
+	ConfigStore = "waiting_room_config"
+	SecretStore = "waiting_room_secrets"
+)
+
+// Start brings the stack up, or tears down what it started and says why.
+func Start(ctx context.Context, o Options) (*Stack, error) {
+	if o.Log == nil {
+		o.Log = log.Default()
+	}
+	s := &Stack{}
+	if err := s.start(ctx, o); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Stack) start(ctx context.Context, o Options) error {
+	m, err := fastlyhost.LoadManifest(o.Manifest)
+	if err != nil {
+		return err
+	}
+	s.Manifest = m
+	if err := s.startRedis(o); err != nil {
+		return err
+	}
+	token := "dev-upstash-token"
+	if v, ok := m.SecretStores[SecretStore]["upstash_token"]; ok {
+		token = string(v)
+	}
+	s.Upstash = upstashdev.New(s.RedisAddr, token)
+	if s.UpstashURL, err = s.serve(o.UpstashAddr, s.Upstash); err != nil {
+		return fmt.Errorf("upstash stand-in: %w", err)
+	}
+	if s.OriginURL, err = s.serve(o.OriginAddr, DemoOrigin()); err != nil {
+		return fmt.Errorf("demo origin: %w", err)
+	}
+	// The manifest's backends and the config's upstash_url follow the
+	// ports actually taken.
+	for name, target := range map[string]string{"origin": s.OriginURL, "upstash": s.UpstashURL} {
+		u, _ := url.Parse(target + "/")
+		m.Backends[name] = fastlyhost.Backend{URL: u}
+	}
+	if cfg, ok := m.ConfigStores[ConfigStore]; ok {
+		cfg["upstash_url"] = s.UpstashURL
+	}
+	if o.Adjust != nil {
+		o.Adjust(m)
+	}
+	wasm, err := os.ReadFile(o.Wasm)
+	if err != nil {
+		return fmt.Errorf("%w (run make build)", err)
+	}
+	s.Host, err = fastlyhost.New(ctx, wasm, m, fastlyhost.Options{CacheDir: o.CacheDir, Timeout: o.Timeout, Log: o.Log})
+	if err != nil {
+		return err
+	}
+	s.closers = append(s.closers, func() { s.Host.Close(context.Background()) })
+	if s.HostURL, err = s.serve(o.Addr, s.Host); err != nil {
+		return fmt.Errorf("host: %w", err)
+	}
+	return nil
+}
+
+// serve listens on addr and serves h until Close.
+func (s *Stack) serve(addr string, h http.Handler) (string, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(l)
+	s.closers = append(s.closers, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if srv.Shutdown(ctx) != nil {
+			srv.Close()
+		}
+	})
+	return "http://" + l.Addr().String(), nil
+}
+
+func (s *Stack) startRedis(o Options) error {
+	bin, err := exec.LookPath("redis-server")
+	if o.EmbeddedRedis || err != nil {
+		mr := miniredis.NewMiniRedis()
+		if err := mr.Start(); err != nil {
+			return fmt.Errorf("embedded redis: %w", err)
+		}
+		s.closers = append(s.closers, mr.Close)
+		s.RedisAddr, s.RedisKind = mr.Addr(), "embedded"
+		return nil
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	dir, err := os.MkdirTemp("", "waitingroom-redis-")
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", dir, "--logfile", filepath.Join(dir, "redis.log"))
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("redis-server: %w", err)
+	}
+	s.closers = append(s.closers, func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		os.RemoveAll(dir)
+	})
+	s.RedisAddr, s.RedisKind = "127.0.0.1:"+strconv.Itoa(port), "redis-server"
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if v, err := resp.NewPool(s.RedisAddr, 1).Do("PING"); err == nil && v.Str == "PONG" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("redis-server did not answer PING within 10s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Close stops every part, the last started first.
+func (s *Stack) Close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}

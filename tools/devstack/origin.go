@@ -1,0 +1,79 @@
+package devstack
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DemoOrigin is the site make serve protects: a page that shows it was
+// reached, a slow endpoint, a large streamed download, an upload that
+// answers with its length and SHA-256, and any status code with headers.
+func DemoOrigin() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		ms, err := strconv.Atoi(r.URL.Query().Get("ms"))
+		if err != nil || ms < 0 || ms > 60000 {
+			ms = 2000
+		}
+		select {
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+		case <-r.Context().Done():
+			return
+		}
+		fmt.Fprintf(w, "slow answer after %d ms\n", ms)
+	})
+	mux.HandleFunc("/download", func(w http.ResponseWriter, r *http.Request) {
+		mb, err := strconv.Atoi(r.URL.Query().Get("mb"))
+		if err != nil || mb < 1 || mb > 1024 {
+			mb = 16
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", strconv.Itoa(mb<<20))
+		chunk := make([]byte, 1<<20)
+		for i := range chunk {
+			chunk[i] = byte(i)
+		}
+		for i := 0; i < mb; i++ {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	mux.HandleFunc("/upload", func(w http.ResponseWriter, r *http.Request) {
+		h := sha256.New()
+		n, err := io.Copy(h, r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintf(w, "%d %x", n, h.Sum(nil))
+	})
+	mux.HandleFunc("/status/", func(w http.ResponseWriter, r *http.Request) {
+		code, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/status/"))
+		if err != nil || code < 200 || code > 599 {
+			code = http.StatusBadRequest
+		}
+		w.Header().Set("X-Demo", "kept")
+		w.Header().Add("Set-Cookie", "demo=1; Path=/")
+		w.Header().Set("Cache-Control", "max-age=30")
+		w.WriteHeader(code)
+		fmt.Fprintf(w, "status %d\n", code)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Demo origin</title></head>
+<body style="font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto">
+<h1>You reached the origin</h1>
+<p>The waiting room let you through to <code>%s</code> at %s.</p>
+<p>Try <a href="/slow?ms=2000">a slow page</a> or <a href="/download?mb=16">a 16 MB download</a>.</p>
+</body></html>
+`, html.EscapeString(r.URL.RequestURI()), time.Now().Format(time.TimeOnly))
+	})
+	return mux
+}

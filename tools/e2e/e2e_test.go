@@ -1,0 +1,407 @@
+// Package e2e runs the artifact users deploy, bin/main.wasm (or $WASM), in
+// the local Compute host, and drives it over real HTTP with a real Redis
+// behind the Upstash stand-in and a real origin.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/tools/devstack"
+	"github.com/edgequeue/waitingroom/tools/fastlyhost"
+	"github.com/edgequeue/waitingroom/tools/upstashdev"
+)
+
+const (
+	adminPassword = "dev-admin-password"
+	room          = `{"paths":["/"],"bypass_paths":["/static/"],"new_users_per_minute":0.01,"burst":1,"refresh_seconds":5,"queue_timeout_seconds":300}`
+	// storeTimeout is short in the fault test, to see the busy page come
+	// quickly; loadTimeout keeps 32 concurrent instances on 2 cores from
+	// timing out on a healthy store.
+	storeTimeout = 400 * time.Millisecond
+	loadTimeout  = 5 * time.Second
+)
+
+func wasmPath() string {
+	if p := os.Getenv("WASM"); p != "" {
+		return p
+	}
+	return filepath.Join("..", "..", "bin", "main.wasm")
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type env struct {
+	t     *testing.T
+	stack *devstack.Stack
+	logs  *syncBuffer
+	keys  *queue.KeySet
+}
+
+func start(t testing.TB, timeout time.Duration) *env {
+	t.Helper()
+	logs := &syncBuffer{}
+	st, err := devstack.Start(context.Background(), devstack.Options{
+		Manifest: filepath.Join("..", "..", "fastly.toml"), Wasm: wasmPath(),
+		Addr: "127.0.0.1:0", UpstashAddr: "127.0.0.1:0", OriginAddr: "127.0.0.1:0",
+		CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache"), Timeout: 20 * time.Second,
+		Log: log.New(logs, "", 0),
+		Adjust: func(m *fastlyhost.Manifest) {
+			cfg := m.ConfigStores[devstack.ConfigStore]
+			cfg["rooms"] = "shop"
+			cfg["room.shop"] = room
+			cfg["store_timeout_ms"] = fmt.Sprint(timeout.Milliseconds())
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	keys, err := queue.ParseKeySet(string(st.Manifest.SecretStores[devstack.SecretStore]["signing_keys"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt, _ := t.(*testing.T)
+	return &env{t: tt, stack: st, logs: logs, keys: keys}
+}
+
+var client = &http.Client{
+	Transport:     &http.Transport{MaxIdleConnsPerHost: 64},
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	Timeout:       60 * time.Second,
+}
+
+// visitor is one browser: it keeps the room's cookie.
+type visitor struct {
+	e      *env
+	cookie string
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (v *visitor) do(method, path string, body io.Reader, header ...string) answer {
+	v.e.t.Helper()
+	req, err := http.NewRequest(method, v.e.stack.HostURL+path, body)
+	if err != nil {
+		v.e.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	if v.cookie != "" {
+		req.Header.Add("Cookie", "wr_shop="+v.cookie)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		v.e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		v.e.t.Fatal(err)
+	}
+	for _, c := range resp.Cookies() {
+		if c.Name == "wr_shop" {
+			v.cookie = c.Value
+		}
+	}
+	return answer{resp.StatusCode, resp.Header, string(b)}
+}
+
+func (v *visitor) get(path string, header ...string) answer {
+	return v.do(http.MethodGet, path, nil, header...)
+}
+
+type place struct {
+	Status string `json:"status"`
+	Ticket int64  `json:"ticket"`
+	Ahead  int64  `json:"ahead"`
+}
+
+// poll asks for the visitor's place as JSON; a zero place means admitted.
+func (v *visitor) poll() place {
+	v.e.t.Helper()
+	a := v.get("/", "Accept", "application/json")
+	if strings.Contains(a.body, "You reached the origin") {
+		return place{Status: "admitted"}
+	}
+	var p place
+	if err := json.Unmarshal([]byte(a.body), &p); err != nil {
+		v.e.t.Fatalf("poll: %d %q: %v", a.status, a.body, err)
+	}
+	return p
+}
+
+func (e *env) restCalls() int {
+	n := 0
+	for _, c := range e.stack.Upstash.Stats().Requests {
+		n += c
+	}
+	e.stack.Upstash.ResetStats()
+	return n
+}
+
+func (e *env) admin(method, path string, form url.Values, password string) answer {
+	e.t.Helper()
+	v := &visitor{e: e}
+	var body io.Reader
+	header := []string{}
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+		header = append(header, "Content-Type", "application/x-www-form-urlencoded")
+	}
+	if password != "" {
+		header = append(header, "Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("op:"+password)))
+	}
+	return v.do(method, "/_wr/admin"+path, body, header...)
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+func (e *env) admit(n int) {
+	e.t.Helper()
+	page := e.admin(http.MethodGet, "", nil, adminPassword)
+	m := csrfField.FindStringSubmatch(page.body)
+	if m == nil {
+		e.t.Fatalf("no CSRF token on the admin panel: %d %s", page.status, page.body)
+	}
+	a := e.admin(http.MethodPost, "/admit", url.Values{"room": {"shop"}, "n": {fmt.Sprint(n)}, "csrf": {m[1]}}, adminPassword)
+	if a.status != http.StatusSeeOther {
+		e.t.Fatalf("admit %d: %d %s", n, a.status, a.body)
+	}
+}
+
+func TestVisitorJourney(t *testing.T) {
+	e := start(t, loadTimeout)
+	first := &visitor{e: e}
+	if a := first.get("/"); !strings.Contains(a.body, "You reached the origin") {
+		t.Fatalf("the first visitor should take the burst: %d %s", a.status, a.body)
+	}
+	v := &visitor{e: e}
+	a := v.get("/product")
+	if a.status != 200 || !strings.Contains(a.body, "You are in line") || a.header.Get("Refresh") != "5" {
+		t.Fatalf("queue page: %d %v %s", a.status, a.header, a.body)
+	}
+	if !strings.Contains(a.body, `<p class="big">1</p>`) {
+		t.Fatalf("queue page does not show place 1: %s", a.body)
+	}
+	if p := v.poll(); p.Ticket != 2 || p.Ahead != 0 {
+		t.Fatalf("poll: %+v", p)
+	}
+	e.admit(1)
+	if a = v.get("/product"); !strings.Contains(a.body, "You reached the origin") {
+		t.Fatalf("after admit 1: %d %s", a.status, a.body)
+	}
+	e.restCalls()
+	for i := 0; i < 20; i++ {
+		if a = v.get(fmt.Sprintf("/page/%d", i)); !strings.Contains(a.body, "You reached the origin") {
+			t.Fatalf("session request %d: %s", i, a.body)
+		}
+	}
+	if n := e.restCalls(); n != 0 {
+		t.Fatalf("an admitted visitor's 20 requests made %d store calls, want 0", n)
+	}
+}
+
+func TestThousandVisitorsInTicketOrder(t *testing.T) {
+	e := start(t, loadTimeout)
+	(&visitor{e: e}).get("/") // takes the burst
+	const n = 1000
+	visitors := make([]*visitor, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for i := range visitors {
+		visitors[i] = &visitor{e: e}
+		wg.Add(1)
+		go func(v *visitor) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if a := v.get("/", "Accept", "application/json"); a.status != 200 {
+				t.Errorf("join: %d %s", a.status, a.body)
+			}
+		}(visitors[i])
+	}
+	wg.Wait()
+	tickets := make([]int64, n)
+	for i, v := range visitors {
+		p, err := e.keys.Verify("shop", v.cookie, time.Now())
+		if err != nil || p.Kind != queue.Ticket {
+			t.Fatalf("visitor %d holds no ticket: %v", i, err)
+		}
+		tickets[i] = p.Number
+	}
+	sorted := append([]int64(nil), tickets...)
+	sort.Slice(sorted, func(a, b int) bool { return sorted[a] < sorted[b] })
+	for i, tk := range sorted {
+		if tk != int64(i+2) {
+			t.Fatalf("tickets are not 2..%d, distinct and gapless: sorted[%d] = %d", n+1, i, tk)
+		}
+	}
+	round := make([]int, n)
+	for r := 1; r <= n; r++ {
+		e.admit(200)
+		left := 0
+		for i, v := range visitors {
+			if round[i] != 0 {
+				continue
+			}
+			wg.Add(1)
+			go func(i int, v *visitor) {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				if v.poll().Status == "admitted" {
+					round[i] = r
+				}
+			}(i, v)
+			left++
+		}
+		wg.Wait()
+		if left == 0 {
+			break
+		}
+	}
+	byTicket := map[int64]int{}
+	for i, tk := range tickets {
+		byTicket[tk] = round[i]
+	}
+	for tk := int64(3); tk <= n+1; tk++ {
+		if byTicket[tk] < byTicket[tk-1] || byTicket[tk] == 0 {
+			t.Fatalf("ticket %d admitted in round %d, ticket %d in round %d", tk, byTicket[tk], tk-1, byTicket[tk-1])
+		}
+	}
+	if byTicket[n+1] != n/200 {
+		t.Fatalf("the last ticket went in in round %d, want %d (200 per round)", byTicket[n+1], n/200)
+	}
+}
+
+func TestRefusedCookiesGoToTheBack(t *testing.T) {
+	e := start(t, loadTimeout)
+	(&visitor{e: e}).get("/")
+	honest := &visitor{e: e}
+	honest.get("/") // ticket 2
+	now := time.Now()
+	expired, _ := e.keys.Sign(queue.Pass{Kind: queue.Ticket, Room: "shop", Number: 1, IssuedAt: now.Add(-time.Hour), Expires: now.Add(-time.Minute)})
+	foreign, _ := e.keys.Sign(queue.Pass{Kind: queue.Session, Room: "other", SessionID: "x", IssuedAt: now, Expires: now.Add(time.Hour)})
+	tampered := []byte(honest.cookie)
+	tampered[len(tampered)-5] ^= 1
+	next := int64(3)
+	for name, cookie := range map[string]string{"tampered": string(tampered), "expired": expired, "foreign room": foreign, "garbage": "%%%;;"} {
+		v := &visitor{e: e, cookie: cookie}
+		p := v.poll()
+		if p.Ticket < next || p.Status != "waiting" {
+			t.Fatalf("%s cookie: %+v, want a fresh ticket at the back", name, p)
+		}
+		next = p.Ticket + 1
+	}
+	if p := honest.poll(); p.Ticket != 2 {
+		t.Fatalf("the honest visitor lost their place: %+v", p)
+	}
+}
+
+func TestAdminRefusals(t *testing.T) {
+	e := start(t, loadTimeout)
+	if a := e.admin(http.MethodGet, "", nil, "wrong"); a.status != http.StatusUnauthorized {
+		t.Fatalf("wrong password: %d", a.status)
+	}
+	if a := e.admin(http.MethodPost, "/admit", url.Values{"room": {"shop"}, "n": {"5"}}, adminPassword); a.status != http.StatusForbidden {
+		t.Fatalf("no CSRF token: %d %s", a.status, a.body)
+	}
+}
+
+func TestUpstashFaultsHoldVisitorsAndLoseNothing(t *testing.T) {
+	e := start(t, storeTimeout)
+	(&visitor{e: e}).get("/")
+	v := &visitor{e: e}
+	if p := v.poll(); p.Ticket != 2 {
+		t.Fatalf("setup: %+v", p)
+	}
+	for _, f := range []upstashdev.Faults{{Drop: true}, {Status: 500}, {LatencyMS: 5000}} {
+		e.stack.Upstash.SetFaults(f)
+		began := time.Now()
+		a := v.get("/")
+		took := time.Since(began)
+		if a.status != http.StatusServiceUnavailable || a.header.Get("Retry-After") == "" || !strings.Contains(a.body, "We are busy, retrying") {
+			t.Fatalf("fault %+v: %d %v %s", f, a.status, a.header, a.body)
+		}
+		// Within the store timeout plus the instance's own start-up.
+		if took > storeTimeout+3*time.Second {
+			t.Fatalf("fault %+v: the busy page took %v with a %v store timeout", f, took, storeTimeout)
+		}
+	}
+	e.stack.Upstash.SetFaults(upstashdev.Faults{})
+	if p := v.poll(); p.Ticket != 2 {
+		t.Fatalf("after the outage: %+v, want ticket 2 still", p)
+	}
+	if p := (&visitor{e: e}).poll(); p.Ticket != 3 {
+		t.Fatalf("a newcomer after the outage got %+v, want ticket 3", p)
+	}
+	if !strings.Contains(e.logs.String(), "busy (poll failed)") {
+		t.Fatal("no log line says why visitors were held")
+	}
+}
+
+func TestBodiesStatusAndHeadersPassThrough(t *testing.T) {
+	e := start(t, loadTimeout)
+	v := &visitor{e: e}
+	v.get("/") // admitted by the burst
+	big := bytes.Repeat([]byte("edge waiting room "), 1_000_000) // 18 MB
+	sum := sha256.Sum256(big)
+	a := v.do(http.MethodPost, "/upload", bytes.NewReader(big))
+	if want := fmt.Sprintf("%d %x", len(big), sum); a.body != want {
+		t.Fatalf("upload: %q, want %q", a.body, want)
+	}
+	a = v.get("/download?mb=64")
+	want := make([]byte, 1<<20)
+	for i := range want {
+		want[i] = byte(i)
+	}
+	wantSum := sha256.Sum256(bytes.Repeat(want, 64))
+	if got := sha256.Sum256([]byte(a.body)); got != wantSum {
+		t.Fatalf("download: %d bytes, checksum differs", len(a.body))
+	}
+	for _, code := range []int{201, 404, 418, 503} {
+		a = v.get(fmt.Sprintf("/status/%d", code))
+		if a.status != code || a.header.Get("X-Demo") != "kept" || a.header.Get("Cache-Control") != "max-age=30" ||
+			!strings.Contains(strings.Join(a.header.Values("Set-Cookie"), ";"), "demo=1") {
+			t.Fatalf("status %d: got %d %v", code, a.status, a.header)
+		}
+	}
+}
