@@ -11,7 +11,7 @@ TOOLCHAIN ?= $(if $(shell command -v tinygo 2>/dev/null),tinygo,go)
 GO_MIN := go1.23.12
 EDGE_SOURCES := $(shell find . -path ./tools -prune -o \( -name '*.go' -o -name '*.lua' -o -name '*.html' \) -print) go.mod go.sum
 
-.PHONY: build test test-edge test-edge-min test-tools vet serve clean
+.PHONY: build test test-edge test-edge-min test-tools vet serve bench-host clean
 
 build: bin/main.wasm
 
@@ -47,12 +47,20 @@ tools/compat/node_modules: tools/compat/package.json tools/compat/package-lock.j
 	cd tools/compat && npm ci --no-audit --no-fund
 	@touch tools/compat/node_modules
 
-test-tools: tools/compat/node_modules
-	cd tools && go test -count=1 ./...
+tools/fastlycli/node_modules: tools/fastlycli/package.json tools/fastlycli/package-lock.json
+	cd tools/fastlycli && npm ci --no-audit --no-fund
+	@touch tools/fastlycli/node_modules
+
+test-tools: build tools/compat/node_modules tools/fastlycli/node_modules
+	cd tools && WASM=$(CURDIR)/bin/main.wasm go test -count=1 -timeout 20m ./...
+
+# Per-request time of the real wasm in the local host (p50/p99 over 1,000 requests each).
+bench-host: build
+	cd tools && WASM=$(CURDIR)/bin/main.wasm go test -run '^$$' -bench . -benchtime 1000x ./e2e
 
 serve: build
 	cd tools && go build -o ../bin/serve ./cmd/serve
 	exec bin/serve -C fastly.toml -wasm bin/main.wasm
 
 clean:
-	rm -rf bin pkg tools/compat/node_modules
+	rm -rf bin pkg tools/compat/node_modules tools/fastlycli/node_modules

@@ -64,7 +64,7 @@ func (s *syncBuffer) String() string {
 }
 
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	stack *devstack.Stack
 	logs  *syncBuffer
 	keys  *queue.KeySet
@@ -93,8 +93,7 @@ func start(t testing.TB, timeout time.Duration) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tt, _ := t.(*testing.T)
-	return &env{t: tt, stack: st, logs: logs, keys: keys}
+	return &env{t: t, stack: st, logs: logs, keys: keys}
 }
 
 var client = &http.Client{
@@ -381,7 +380,7 @@ func TestUpstashFaultsHoldVisitorsAndLoseNothing(t *testing.T) {
 func TestBodiesStatusAndHeadersPassThrough(t *testing.T) {
 	e := start(t, loadTimeout)
 	v := &visitor{e: e}
-	v.get("/") // admitted by the burst
+	v.get("/")                                                   // admitted by the burst
 	big := bytes.Repeat([]byte("edge waiting room "), 1_000_000) // 18 MB
 	sum := sha256.Sum256(big)
 	a := v.do(http.MethodPost, "/upload", bytes.NewReader(big))
