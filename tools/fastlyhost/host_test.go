@@ -1,8 +1,8 @@
 package fastlyhost
 
 import (
-	"bytes"
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
