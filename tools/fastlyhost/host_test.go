@@ -70,7 +70,7 @@ func startGuest(t *testing.T) (*httptest.Server, *syncBuffer) {
 	u, _ := url.Parse(origin.URL + "/prefix/")
 	closed, _ := url.Parse("http://127.0.0.1:1")
 	m := &Manifest{
-		Backends:     map[string]Backend{"origin": {URL: u}, "closed": {URL: closed}},
+		Backends:     map[string]Backend{"origin": {URL: u}, "closed": {URL: closed}, "override": {URL: u, OverrideHost: "override.test"}},
 		ConfigStores: map[string]map[string]string{"cfg": {"greeting": "hello", "long": strings.Repeat("L", 7000)}},
 		KVStores:     map[string]map[string]KVEntry{"kv": {"k": {Data: bytes.Repeat([]byte("v"), 20000), Metadata: "meta"}}},
 		SecretStores: map[string]map[string][]byte{"sec": {"token": []byte("s3cret")}},
@@ -165,6 +165,15 @@ func TestHostHeaderRule(t *testing.T) {
 	r.Body.Close()
 	if got := r.Header.Get("X-Origin-Host"); got != "visitor.test" {
 		t.Fatalf("origin saw Host %q, want the guest request's Host (no override_host)", got)
+	}
+	req, _ = http.NewRequest(http.MethodGet, srv.URL+"/proxy?backend=override", nil)
+	req.Host = "visitor.test"
+	if r, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if got := r.Header.Get("X-Origin-Host"); got != "override.test" {
+		t.Fatalf("origin saw Host %q, want the backend's override_host", got)
 	}
 }
 

@@ -20,6 +20,8 @@ func main() {
 	manifest := flag.String("C", "fastly.toml", "fastly.toml to read [local_server] from")
 	wasm := flag.String("wasm", "bin/main.wasm", "the service to run")
 	addr := flag.String("addr", "127.0.0.1:7676", "where the waiting room listens")
+	upstashAddr := flag.String("upstash-addr", "127.0.0.1:8079", "where the Upstash REST stand-in listens")
+	originAddr := flag.String("origin-addr", "127.0.0.1:8080", "where the demo origin listens")
 	embedded := flag.Bool("embedded-redis", false, "use the in-process Redis even when redis-server is installed")
 	flag.Parse()
 	cache, _ := os.UserCacheDir()
@@ -31,7 +33,7 @@ func main() {
 	start := time.Now()
 	st, err := devstack.Start(ctx, devstack.Options{
 		Manifest: *manifest, Wasm: *wasm, Addr: *addr,
-		UpstashAddr: "127.0.0.1:8079", OriginAddr: "127.0.0.1:8080",
+		UpstashAddr: *upstashAddr, OriginAddr: *originAddr,
 		EmbeddedRedis: *embedded, CacheDir: cache,
 	})
 	if err != nil {

@@ -45,7 +45,11 @@ func main() {
 				time.Sleep(300 * time.Millisecond)
 			}
 		case "/proxy":
-			resp, err := r.Send(ctx, "origin")
+			backend := "origin"
+			if b := q.Get("backend"); b != "" {
+				backend = b
+			}
+			resp, err := r.Send(ctx, backend)
 			if err != nil {
 				fsthttp.Error(w, err.Error(), fsthttp.StatusBadGateway)
 				return
