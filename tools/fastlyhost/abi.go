@@ -114,28 +114,6 @@ var hostcalls = map[string]hostcall{
 		r.uri = string(b)
 		return stOK
 	},
-	"fastly_http_req.header_names_get": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		r := s.reqs[u32(a[0])]
-		if r == nil {
-			return stBadf
-		}
-		return writeMulti(m, headerNames(r.header), a[1], a[2], a[3], a[4], a[5])
-	},
-	"fastly_http_req.header_values_get": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		r := s.reqs[u32(a[0])]
-		name, ok := read(m, a[1], a[2])
-		if r == nil || !ok {
-			return stBadf
-		}
-		return writeMulti(m, r.header.Values(string(name)), a[3], a[4], a[5], a[6], a[7])
-	},
-	"fastly_http_req.header_values_set": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		r := s.reqs[u32(a[0])]
-		if r == nil {
-			return stBadf
-		}
-		return setValues(m, r.header, a[1], a[2], a[3], a[4])
-	},
 	"fastly_http_req.send_async": func(ctx context.Context, s *state, m api.Memory, a []uint64) Status {
 		return s.send(ctx, m, a[0], a[1], a[2], a[3], a[4], false)
 	},
@@ -210,21 +188,6 @@ var hostcalls = map[string]hostcall{
 		r.status = int(a[1])
 		return stOK
 	},
-	"fastly_http_resp.header_names_get": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		r := s.resps[u32(a[0])]
-		if r == nil {
-			return stBadf
-		}
-		return writeMulti(m, headerNames(r.header), a[1], a[2], a[3], a[4], a[5])
-	},
-	"fastly_http_resp.header_values_get": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		r := s.resps[u32(a[0])]
-		name, ok := read(m, a[1], a[2])
-		if r == nil || !ok {
-			return stBadf
-		}
-		return writeMulti(m, r.header.Values(string(name)), a[3], a[4], a[5], a[6], a[7])
-	},
 	"fastly_http_resp.header_value_get": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
 		r := s.resps[u32(a[0])]
 		name, ok := read(m, a[1], a[2])
@@ -236,13 +199,6 @@ var hostcalls = map[string]hostcall{
 			return stNone
 		}
 		return writeBuf(m, a[3], a[4], a[5], []byte(v[0]))
-	},
-	"fastly_http_resp.header_values_set": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		r := s.resps[u32(a[0])]
-		if r == nil {
-			return stBadf
-		}
-		return setValues(m, r.header, a[1], a[2], a[3], a[4])
 	},
 	"fastly_http_resp.send_downstream": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
 		r, b := s.resps[u32(a[0])], s.bodies[u32(a[1])]
@@ -481,6 +437,48 @@ var hostcalls = map[string]hostcall{
 // maxRead bounds one body read, so a guest's buffer size never makes the
 // host allocate more than this.
 const maxRead = 1 << 20
+
+func init() {
+	addHeaderCalls("fastly_http_req", func(s *state, h uint32) http.Header {
+		if r := s.reqs[h]; r != nil {
+			return r.header
+		}
+		return nil
+	})
+	addHeaderCalls("fastly_http_resp", func(s *state, h uint32) http.Header {
+		if r := s.resps[h]; r != nil {
+			return r.header
+		}
+		return nil
+	})
+}
+
+// addHeaderCalls defines the header calls requests and responses share;
+// headers returns a handle's headers, or nil for an unknown handle.
+func addHeaderCalls(module string, headers func(s *state, h uint32) http.Header) {
+	hostcalls[module+".header_names_get"] = func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
+		h := headers(s, u32(a[0]))
+		if h == nil {
+			return stBadf
+		}
+		return writeMulti(m, headerNames(h), a[1], a[2], a[3], a[4], a[5])
+	}
+	hostcalls[module+".header_values_get"] = func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
+		h := headers(s, u32(a[0]))
+		name, ok := read(m, a[1], a[2])
+		if h == nil || !ok {
+			return stBadf
+		}
+		return writeMulti(m, h.Values(string(name)), a[3], a[4], a[5], a[6], a[7])
+	}
+	hostcalls[module+".header_values_set"] = func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
+		h := headers(s, u32(a[0]))
+		if h == nil {
+			return stBadf
+		}
+		return setValues(m, h, a[1], a[2], a[3], a[4])
+	}
+}
 
 // Values for the SDK's KVError and SendErrorDetailTag.
 const (

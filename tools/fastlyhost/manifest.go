@@ -214,26 +214,19 @@ func entries(v any) ([]map[string]any, error) {
 	return list, nil
 }
 
-func kvItems(dir string, v any) (map[string]KVEntry, error) {
-	items := map[string]KVEntry{}
+// storeItems reads a KV or secret store in either of its forms: an array
+// of entries (each turned into a value by fromEntry), or {file, format =
+// "json"} (each JSON value turned into a value by fromJSON).
+func storeItems[T any](dir string, v any, fromJSON func(key string, val any) (T, error), fromEntry func(e map[string]any) (T, error)) (map[string]T, error) {
+	items := map[string]T{}
 	doc, isFile, err := fileStore(dir, v)
 	if err != nil {
 		return nil, err
 	}
 	if isFile {
 		for k, val := range doc {
-			switch x := val.(type) {
-			case string:
-				items[k] = KVEntry{Data: []byte(x)}
-			case map[string]any:
-				data, err := entryData(dir, x)
-				if err != nil {
-					return nil, err
-				}
-				meta, _ := x["metadata"].(string)
-				items[k] = KVEntry{Data: data, Metadata: meta}
-			default:
-				return nil, fmt.Errorf("key %q: value must be a string or {data|file, metadata}", k)
+			if items[k], err = fromJSON(k, val); err != nil {
+				return nil, err
 			}
 		}
 		return items, nil
@@ -247,50 +240,41 @@ func kvItems(dir string, v any) (map[string]KVEntry, error) {
 		if key == "" {
 			return nil, fmt.Errorf("an entry has no key")
 		}
-		data, err := entryData(dir, e)
-		if err != nil {
+		if items[key], err = fromEntry(e); err != nil {
 			return nil, err
 		}
-		meta, _ := e["metadata"].(string)
-		items[key] = KVEntry{Data: data, Metadata: meta}
 	}
 	return items, nil
 }
 
-func secretItems(dir string, v any) (map[string][]byte, error) {
-	items := map[string][]byte{}
-	doc, isFile, err := fileStore(dir, v)
-	if err != nil {
-		return nil, err
-	}
-	if isFile {
-		for k, val := range doc {
-			s, ok := val.(string)
-			if !ok {
-				return nil, fmt.Errorf("key %q: value must be a string", k)
-			}
-			items[k] = []byte(s)
-		}
-		return items, nil
-	}
-	list, err := entries(v)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range list {
-		key, _ := e["key"].(string)
-		if key == "" {
-			return nil, fmt.Errorf("an entry has no key")
-		}
-		if env, ok := e["env"].(string); ok {
-			items[key] = []byte(os.Getenv(env))
-			continue
-		}
+func kvItems(dir string, v any) (map[string]KVEntry, error) {
+	fromEntry := func(e map[string]any) (KVEntry, error) {
 		data, err := entryData(dir, e)
-		if err != nil {
-			return nil, err
-		}
-		items[key] = data
+		meta, _ := e["metadata"].(string)
+		return KVEntry{Data: data, Metadata: meta}, err
 	}
-	return items, nil
+	return storeItems(dir, v, func(k string, val any) (KVEntry, error) {
+		switch x := val.(type) {
+		case string:
+			return KVEntry{Data: []byte(x)}, nil
+		case map[string]any:
+			return fromEntry(x)
+		}
+		return KVEntry{}, fmt.Errorf("key %q: value must be a string or {data|file, metadata}", k)
+	}, fromEntry)
+}
+
+func secretItems(dir string, v any) (map[string][]byte, error) {
+	return storeItems(dir, v, func(k string, val any) ([]byte, error) {
+		s, ok := val.(string)
+		if !ok {
+			return nil, fmt.Errorf("key %q: value must be a string", k)
+		}
+		return []byte(s), nil
+	}, func(e map[string]any) ([]byte, error) {
+		if env, ok := e["env"].(string); ok {
+			return []byte(os.Getenv(env)), nil
+		}
+		return entryData(dir, e)
+	})
 }
