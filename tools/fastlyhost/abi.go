@@ -114,11 +114,11 @@ var hostcalls = map[string]hostcall{
 		r.uri = string(b)
 		return stOK
 	},
-	"fastly_http_req.send_async": func(ctx context.Context, s *state, m api.Memory, a []uint64) Status {
-		return s.send(ctx, m, a[0], a[1], a[2], a[3], a[4], false)
+	"fastly_http_req.send_async": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
+		return s.send(m, a[0], a[1], a[2], a[3], a[4], false)
 	},
-	"fastly_http_req.send_async_streaming": func(ctx context.Context, s *state, m api.Memory, a []uint64) Status {
-		return s.send(ctx, m, a[0], a[1], a[2], a[3], a[4], true)
+	"fastly_http_req.send_async_streaming": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
+		return s.send(m, a[0], a[1], a[2], a[3], a[4], true)
 	},
 	"fastly_http_req.pending_req_poll_v2": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
 		p := s.pendings[u32(a[0])]
@@ -739,7 +739,7 @@ func (s *state) sendDownstream(r *response, b *body, streaming bool) Status {
 
 // send starts a backend request. A request to a backend the manifest does
 // not name fails with Inval, which the SDK reports as ErrBackendNotFound.
-func (s *state) send(ctx context.Context, m api.Memory, reqH, bodyH, namePtr, nameLen, pendingOut uint64, streaming bool) Status {
+func (s *state) send(m api.Memory, reqH, bodyH, namePtr, nameLen, pendingOut uint64, streaming bool) Status {
 	r, b := s.reqs[u32(reqH)], s.bodies[u32(bodyH)]
 	name, ok := read(m, namePtr, nameLen)
 	if r == nil || b == nil || !ok {
@@ -812,7 +812,6 @@ func (s *state) send(ctx context.Context, m api.Memory, reqH, bodyH, namePtr, na
 	}()
 	h := s.handle()
 	s.pendings[h] = p
-	_ = ctx
 	return write32(m, pendingOut, h)
 }
 
