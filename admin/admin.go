@@ -1,6 +1,6 @@
 // Package admin is the operator's panel: an HTML page per service that shows
-// each room's line and lets an operator admit visitors at once, or pause and
-// resume admission, during an event.
+// each room's line and lets an operator admit visitors at once, pause
+// admission, queue everyone, or resume, during an event.
 //
 // The panel sits behind HTTP basic auth with the password from the secret
 // store, compared in constant time; with no password configured it is
@@ -67,7 +67,7 @@ func (p *Panel) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fsth
 	switch {
 	case action == "" && (r.Method == fsthttp.MethodGet || r.Method == fsthttp.MethodHead):
 		p.overview(ctx, w)
-	case action == "admit" || action == "pause" || action == "resume":
+	case action == "admit" || action == "pause" || action == "resume" || action == "queue_all":
 		if r.Method != fsthttp.MethodPost {
 			w.Header().Set("Allow", "POST")
 			text(w, fsthttp.StatusMethodNotAllowed, "admin: "+action+" takes a POST")
@@ -137,7 +137,7 @@ func (p *Panel) act(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Re
 		text(w, fsthttp.StatusNotFound, "admin: no such room")
 		return
 	}
-	policy := store.Policy{PerMinute: room.NewUsersPerMinute, Burst: room.Burst}
+	policy := room.Policy()
 	var line store.Line
 	switch action {
 	case "admit":
@@ -146,17 +146,17 @@ func (p *Panel) act(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Re
 			text(w, fsthttp.StatusBadRequest, fmt.Sprintf("admin: n must be a whole number from 1 to %d", maxAdmit))
 			return
 		}
-		line, err = p.Store.Admit(ctx, room.Name, n, policy, p.Now)
+		line, err = p.Store.Admit(ctx, room.Name, policy, n, p.Now)
 		action = fmt.Sprintf("admit %d", n)
 	default:
-		line, err = p.Store.SetPaused(ctx, room.Name, action == "pause", policy, p.Now)
+		line, err = p.Store.Control(ctx, room.Name, policy, store.Control(action), p.Now)
 	}
 	if err != nil {
 		p.Logf("admin: %s in room %s failed: %v", action, room.Name, err)
 		text(w, fsthttp.StatusServiceUnavailable, "admin: the store did not answer: "+err.Error())
 		return
 	}
-	p.Logf("admin: %s in room %s: now serving %d of %d, paused=%t", action, room.Name, line.Admitted, line.Issued, line.Paused)
+	p.Logf("admin: %s in room %s: now serving %d of %d, %d active, %s", action, room.Name, line.Admitted, line.Issued, line.Active, state(line))
 	w.Header().Set("Location", p.Path)
 	w.WriteHeader(fsthttp.StatusSeeOther)
 }
@@ -180,30 +180,47 @@ func (p *Panel) overview(ctx context.Context, w fsthttp.ResponseWriter) {
 	}
 	csrf := html.EscapeString(p.csrfToken(p.Now.Unix() / 3600))
 	action := html.EscapeString(p.Path)
-	b.WriteString("<table><tr><th>Room</th><th>Waiting</th><th>Now serving</th><th>Issued</th><th>Rate / min</th><th>State</th><th>Actions</th></tr>")
+	b.WriteString("<table><tr><th>Room</th><th>Mode</th><th>Waiting</th><th>Now serving</th><th>Issued</th><th>Active</th><th>Called</th><th>Capacity</th><th>Rate / min</th><th>State</th><th>Actions</th></tr>")
 	for _, room := range p.Rooms {
 		name := html.EscapeString(room.Name)
-		line, err := p.Store.Poll(ctx, room.Name, store.Policy{PerMinute: room.NewUsersPerMinute, Burst: room.Burst}, p.Now)
+		line, err := p.Store.Stats(ctx, room.Name, room.Policy(), p.Now)
 		if err != nil {
 			p.Logf("admin: reading room %s failed: %v", room.Name, err)
-			fmt.Fprintf(&b, `<tr><td>%s</td><td colspan="6">store did not answer: %s</td></tr>`, name, html.EscapeString(err.Error()))
+			fmt.Fprintf(&b, `<tr><td>%s</td><td colspan="10">store did not answer: %s</td></tr>`, name, html.EscapeString(err.Error()))
 			continue
 		}
-		state, toggle := "admitting", "pause"
-		if line.Paused {
-			state, toggle = "paused", "resume"
-		}
-		fmt.Fprintf(&b, `<tr><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%g</td><td>%s</td><td>`,
-			name, line.Waiting(), line.Admitted, line.Issued, room.NewUsersPerMinute, state)
+		fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>`,
+			name, html.EscapeString(string(room.Mode)), line.Waiting(), line.Admitted, line.Issued, line.Active, line.Called,
+			limit(float64(room.MaxActiveUsers)), limit(room.NewUsersPerMinute), state(line))
 		fmt.Fprintf(&b, `<form method="post" action="%s/admit"><input type="hidden" name="csrf" value="%s"><input type="hidden" name="room" value="%s"><input name="n" type="number" min="1" max="%d" value="10" aria-label="visitors to admit"> <button>Admit</button></form> `,
 			action, csrf, name, maxAdmit)
-		fmt.Fprintf(&b, `<form method="post" action="%s/%s"><input type="hidden" name="csrf" value="%s"><input type="hidden" name="room" value="%s"><button>%s</button></form></td></tr>`,
-			action, toggle, csrf, name, strings.ToUpper(toggle[:1])+toggle[1:])
+		for _, c := range []struct{ action, label string }{{"pause", "Pause"}, {"queue_all", "Queue all"}, {"resume", "Resume"}} {
+			fmt.Fprintf(&b, `<form method="post" action="%s/%s"><input type="hidden" name="csrf" value="%s"><input type="hidden" name="room" value="%s"><button>%s</button></form> `,
+				action, c.action, csrf, name, c.label)
+		}
+		b.WriteString("</td></tr>")
 	}
 	b.WriteString("</table></body></html>\n")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(fsthttp.StatusOK)
 	io.WriteString(w, b.String())
+}
+
+func state(l store.Line) string {
+	switch {
+	case l.QueueAll:
+		return "queueing all"
+	case l.Paused:
+		return "paused"
+	}
+	return "admitting"
+}
+
+func limit(v float64) string {
+	if v == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%g", v)
 }
 
 func text(w fsthttp.ResponseWriter, code int, msg string) {

@@ -46,6 +46,79 @@ type Service struct {
 // BusyRetry is how long the busy page asks a visitor to wait.
 const BusyRetry = 5 * time.Second
 
+// LeavePath is where pages send a departure beacon
+// (navigator.sendBeacon("/_wr/leave")) to end the visitor's sessions at
+// once, freeing their places for the next in line.
+const LeavePath = "/_wr/leave"
+
+// FailOpenHeader marks a request admitted only because the store could not
+// be asked, in a room whose on_store_error is "open".
+const FailOpenHeader = "Waiting-Room-Fail-Open"
+
+// expired is a cookie that deletes the room's pass.
+func expired(room *queue.Room) string {
+	return room.CookieName + "=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax"
+}
+
+// obey carries out the origin's commands and returns the cookie to set in
+// place of the one planned ("" to keep it).
+func (s *Service) obey(ctx context.Context, gate *queue.Gate, room *queue.Room, session string, values []string) string {
+	cmds, errs := queue.ParseCommands(values)
+	for _, err := range errs {
+		s.Logf("room %s: origin command ignored: %v", room.Name, err)
+	}
+	cookie := ""
+	if cmds.Revoke && session != "" {
+		if _, err := gate.Store.End(ctx, room.Name, room.Policy(), session, s.Now); err != nil {
+			s.Logf("room %s: origin revoke of session %s failed: %v", room.Name, session, err)
+		} else {
+			s.Logf("room %s: origin revoked session %s", room.Name, session)
+		}
+		cookie = expired(room)
+	}
+	if cmds.Admit > 0 {
+		line, err := gate.Store.Admit(ctx, room.Name, room.Policy(), cmds.Admit, s.Now)
+		if err != nil {
+			s.Logf("room %s: origin admit=%d failed: %v", room.Name, cmds.Admit, err)
+		} else {
+			s.Logf("room %s: origin admit=%d: now serving %d of %d", room.Name, cmds.Admit, line.Admitted, line.Issued)
+		}
+	}
+	return cookie
+}
+
+// leave ends the visitor's sessions in every room on this host.
+func (s *Service) leave(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, settings Settings) {
+	w.Header().Set("Cache-Control", "no-store")
+	if r.Method != fsthttp.MethodPost {
+		w.Header().Set("Allow", "POST")
+		w.WriteHeader(fsthttp.StatusMethodNotAllowed)
+		return
+	}
+	gate, err := s.gate(settings)
+	if err != nil {
+		s.Logf("leave: cannot run the line: %v", err)
+		w.WriteHeader(fsthttp.StatusServiceUnavailable)
+		return
+	}
+	for _, room := range settings.Rooms {
+		if !room.Serves(r.Host) {
+			continue
+		}
+		v := queue.Visitor{Passes: queue.CookieValues(r.Header.Values("Cookie"), room.CookieName), Now: s.Now}
+		ended, err := gate.End(ctx, room, v)
+		if err != nil {
+			s.Logf("room %s: leave failed: %v", room.Name, err)
+			continue
+		}
+		if ended {
+			s.Logf("room %s: visitor left", room.Name)
+			w.Header().Add("Set-Cookie", expired(room))
+		}
+	}
+	w.WriteHeader(fsthttp.StatusNoContent)
+}
+
 // ServeHTTP answers one request.
 func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
 	settings := LoadSettings(s.Config)
@@ -57,6 +130,10 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 		s.admin(ctx, w, r, settings)
 		return
 	}
+	if path == LeavePath {
+		s.leave(ctx, w, r, settings)
+		return
+	}
 	room := queue.Match(settings.Rooms, r.Host, path)
 	if room == nil {
 		if settings.RoomsBroken {
@@ -64,11 +141,11 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 				"This site's waiting room is being set up. Please try again in a minute.")
 			return
 		}
-		s.forward(ctx, w, r, "")
+		s.forward(ctx, w, r, "", nil)
 		return
 	}
 	if room.Bypasses(path) {
-		s.forward(ctx, w, r, "")
+		s.forward(ctx, w, r, "", nil)
 		return
 	}
 	gate, err := s.gate(settings)
@@ -81,13 +158,23 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 	d := gate.Decide(ctx, room, queue.Visitor{Passes: queue.CookieValues(r.Header.Values("Cookie"), room.CookieName), Now: s.Now})
 	switch d.Action {
 	case queue.Admit:
-		if d.Why != "session" {
+		switch {
+		case d.FailOpen:
+			s.Logf("room %s: admit (%s): %v", room.Name, d.Why, d.Err)
+			r.Header.Set(FailOpenHeader, "store-unavailable")
+		case d.Why != "session":
 			s.Logf("room %s: admit (%s)%s", room.Name, d.Why, refusal(d.Err))
 		}
-		s.forward(ctx, w, r, s.cookie(room, d))
+		s.forward(ctx, w, r, s.cookie(room, d), func(cmds []string) string {
+			return s.obey(ctx, gate, room, d.Session, cmds)
+		})
 	case queue.Wait:
 		s.Logf("room %s: wait (%s) ticket %d, now serving %d%s", room.Name, d.Why, d.Place.Ticket, d.Place.Admitted, refusal(d.Err))
 		s.queuePage(w, r, room, d)
+	case queue.Closed:
+		w.Header().Set("Retry-After", "300")
+		s.problem(w, fsthttp.StatusServiceUnavailable, "Closed for now",
+			"This part of the site is closed at the moment. Please come back later.")
 	default:
 		s.Logf("room %s: busy (%s): %v", room.Name, d.Why, d.Err)
 		s.busy(w, r, room)
@@ -173,8 +260,10 @@ func (s *Service) cookie(room *queue.Room, d queue.Decision) string {
 }
 
 // forward streams the request to the origin and the answer back, adding
-// setCookie (when not empty) beside the origin's own cookies.
-func (s *Service) forward(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, setCookie string) {
+// setCookie (when not empty) beside the origin's own cookies. The origin's
+// commands header never reaches the visitor; when obey is given, it carries
+// the commands out and may replace the cookie.
+func (s *Service) forward(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, setCookie string, obey func([]string) string) {
 	resp, err := s.Origin.Send(ctx, r)
 	if err != nil {
 		s.Logf("origin: %s %s: %v", r.Method, r.URL.Path, err)
@@ -182,6 +271,13 @@ func (s *Service) forward(ctx context.Context, w fsthttp.ResponseWriter, r *fsth
 		return
 	}
 	defer resp.Body.Close()
+	cmds := resp.Header.Values(queue.CommandHeader)
+	resp.Header.Del(queue.CommandHeader)
+	if len(cmds) > 0 && obey != nil {
+		if c := obey(cmds); c != "" {
+			setCookie = c
+		}
+	}
 	w.Header().Reset(resp.Header)
 	if setCookie != "" {
 		w.Header().Add("Set-Cookie", setCookie)
@@ -253,8 +349,10 @@ func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 // describeWait says the estimate in words a visitor reads at a glance.
 func describeWait(p queue.Place) string {
 	switch {
-	case !p.WaitKnown:
+	case !p.WaitKnown && p.Paused:
 		return "unknown while entry is paused"
+	case !p.WaitKnown:
+		return "not known yet: nobody has been let in during the last few minutes"
 	case p.Wait < time.Minute:
 		return "less than a minute"
 	case p.Wait < 2*time.Minute:

@@ -21,6 +21,8 @@ const (
 	// Busy: the store could not be asked; ask the visitor to retry soon.
 	// The visitor's pass is left as it was, so no place is lost.
 	Busy
+	// Closed: the room is closed (reject mode).
+	Closed
 )
 
 func (a Action) String() string {
@@ -31,6 +33,8 @@ func (a Action) String() string {
 		return "wait"
 	case Busy:
 		return "busy"
+	case Closed:
+		return "closed"
 	}
 	return fmt.Sprintf("Action(%d)", int(a))
 }
@@ -50,11 +54,17 @@ type Decision struct {
 	Pass string
 	// PassTTL is how long the browser should keep Pass.
 	PassTTL time.Duration
+	// Session is the visitor's session id (Admit only), for ending it later.
+	Session string
+	// FailOpen is set when the request is admitted only because the store
+	// could not be asked and the room's policy is to open.
+	FailOpen bool
 	// Place is the visitor's place in the line (Wait only).
 	Place Place
 	// Why explains the decision for the log: "session", "called", "joined", …
 	Why string
-	// Err is the cause of Busy, and the reason an offered pass was refused.
+	// Err is the cause of Busy or FailOpen, and the reason an offered pass
+	// was refused.
 	Err error
 }
 
@@ -65,10 +75,11 @@ type Place struct {
 	Admitted int64
 	Issued   int64
 	Paused   bool
-	// Ahead is how many tickets will be called before this one.
+	// Ahead is how many tickets will be reached before this one.
 	Ahead int64
-	// Wait estimates the time until this ticket is called; zero with
-	// WaitKnown false when no estimate can honestly be given.
+	// Wait estimates the time until this ticket is called, from the
+	// admissions observed in the last minutes; WaitKnown is false when no
+	// honest estimate exists (paused, or nobody admitted lately).
 	Wait      time.Duration
 	WaitKnown bool
 }
@@ -79,40 +90,79 @@ type Gate struct {
 	Keys  *KeySet
 }
 
-// Decide reads the visitor's pass and, only when the pass alone cannot
-// settle it, makes one store call: a valid session needs none, a ticket
-// polls, and a visitor without a valid pass joins.
+// Decide reads the visitor's pass and makes at most one store call in the
+// common cases: none for a session inside its heartbeat, one to renew a
+// session, poll a ticket or join the line. Only a lapsed session costs two
+// (the failed renewal, then a join).
 func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 	pass, refused := g.bestPass(room, v)
-	policy := store.Policy{PerMinute: room.NewUsersPerMinute, Burst: room.Burst}
+	if room.Mode == Reject {
+		return Decision{Action: Closed, Why: "room closed"}
+	}
+	policy := room.Policy()
+	if room.Mode == Passthrough {
+		policy = store.Policy{SessionTTL: policy.SessionTTL, QueueTimeout: policy.QueueTimeout, ClaimWindow: policy.ClaimWindow}
+	}
 	switch pass.Kind {
 	case Session:
-		return g.keepSession(room, pass, v.Now)
-	case Ticket:
-		line, err := g.Store.Poll(ctx, room.Name, policy, v.Now)
+		if v.Now.Sub(pass.IssuedAt) < room.Heartbeat() {
+			return Decision{Action: Admit, Why: "session", Session: pass.SessionID}
+		}
+		ok, _, err := g.Store.Renew(ctx, room.Name, policy, pass.SessionID, v.Now)
 		if err != nil {
-			return Decision{Action: Busy, Why: "poll failed", Err: err}
+			// The visitor was admitted and holds a valid pass: an outage
+			// must not throw them out. The next request tries again.
+			return Decision{Action: Admit, Why: "session, renewal failed", Session: pass.SessionID, Err: err}
 		}
-		if line.Epoch == pass.Epoch {
-			if line.Admitted >= pass.Number {
-				return g.startSession(room, line, v.Now, "called")
-			}
-			return g.wait(room, pass.Number, line, v.Now, "waiting")
+		if ok {
+			return g.session(room, pass.SessionID, pass.Epoch, v.Now, "session renewed")
 		}
-		refused = fmt.Errorf("%w: ticket from an earlier line (epoch %d, now %d)", ErrBadPass, pass.Epoch, line.Epoch)
+		refused = fmt.Errorf("%w: session %s ended in the store", ErrBadPass, pass.SessionID)
+	case Ticket:
+		id, err := newSessionID()
+		if err != nil {
+			return Decision{Action: Busy, Why: "session id", Err: err}
+		}
+		pl, err := g.Store.Poll(ctx, room.Name, policy, store.Ticket{Number: pass.Number, Epoch: pass.Epoch}, id, v.Now)
+		if err != nil {
+			return g.storeFailed(room, "poll failed", err)
+		}
+		return g.settle(room, pl, id, v.Now, map[store.Outcome]string{
+			store.Waiting: "waiting", store.Admitted: "called", store.Rejoined: "place lost, rejoined"}, refused)
 	}
-	ticket, line, err := g.Store.Join(ctx, room.Name, policy, v.Now)
+	id, err := newSessionID()
 	if err != nil {
-		return Decision{Action: Busy, Why: "join failed", Err: err}
+		return Decision{Action: Busy, Why: "session id", Err: err}
 	}
-	d := g.wait(room, ticket, line, v.Now, "joined")
-	if line.Admitted >= ticket {
-		d = g.startSession(room, line, v.Now, "joined and called")
+	pl, err := g.Store.Join(ctx, room.Name, policy, id, v.Now)
+	if err != nil {
+		return g.storeFailed(room, "join failed", err)
+	}
+	return g.settle(room, pl, id, v.Now, map[store.Outcome]string{
+		store.Waiting: "joined", store.Admitted: "joined and called"}, refused)
+}
+
+// settle turns a store Place into a decision: a session when admitted, a
+// (renewed or new) ticket otherwise.
+func (g *Gate) settle(room *Room, pl store.Place, sessionID string, now time.Time, why map[store.Outcome]string, refused error) Decision {
+	var d Decision
+	if pl.Outcome == store.Admitted {
+		d = g.session(room, sessionID, pl.Line.Epoch, now, why[pl.Outcome])
+	} else {
+		d = g.wait(room, pl, now, why[pl.Outcome])
 	}
 	if d.Err == nil {
 		d.Err = refused
 	}
 	return d
+}
+
+// storeFailed applies the room's store error policy.
+func (g *Gate) storeFailed(room *Room, why string, err error) Decision {
+	if room.OnStoreError == Open {
+		return Decision{Action: Admit, FailOpen: true, Why: why + ", failing open", Err: err}
+	}
+	return Decision{Action: Busy, Why: why, Err: err}
 }
 
 // bestPass picks, among the cookie's values, a valid session, or else the
@@ -142,34 +192,19 @@ func (g *Gate) bestPass(room *Room, v Visitor) (Pass, error) {
 	return best, firstErr
 }
 
-// keepSession admits a session holder without a store call, and slides the
-// session forward once less than half of it is left, so that an active
-// visitor is not sent back to the line while a cookie is re-signed at most
-// a few times per session.
-func (g *Gate) keepSession(room *Room, p Pass, now time.Time) Decision {
-	d := Decision{Action: Admit, Why: "session"}
-	if p.Expires.Sub(now) >= room.SessionDuration()/2 {
-		return d
-	}
-	p.IssuedAt, p.Expires = now, now.Add(room.SessionDuration())
-	return g.withPass(d, p, room.SessionDuration())
+// session admits with a freshly signed session pass; its issue time marks
+// the last renewal, so the next one is due a heartbeat later.
+func (g *Gate) session(room *Room, id string, epoch int64, now time.Time, why string) Decision {
+	ttl := seconds(room.SessionDuration)
+	p := Pass{Kind: Session, Room: room.Name, Epoch: epoch, SessionID: id, IssuedAt: now, Expires: now.Add(ttl)}
+	return g.withPass(Decision{Action: Admit, Why: why, Session: id}, p, ttl)
 }
 
-func (g *Gate) startSession(room *Room, line store.Line, now time.Time, why string) Decision {
-	id, err := newSessionID()
-	if err != nil {
-		return Decision{Action: Busy, Why: "session id", Err: err}
-	}
-	p := Pass{Kind: Session, Room: room.Name, Epoch: line.Epoch, SessionID: id,
-		IssuedAt: now, Expires: now.Add(room.SessionDuration())}
-	return g.withPass(Decision{Action: Admit, Why: why}, p, room.SessionDuration())
-}
-
-func (g *Gate) wait(room *Room, ticket int64, line store.Line, now time.Time, why string) Decision {
-	p := Pass{Kind: Ticket, Room: room.Name, Number: ticket, Epoch: line.Epoch,
-		IssuedAt: now, Expires: now.Add(room.QueueTimeout())}
-	d := Decision{Action: Wait, Why: why, Place: placeOf(room, ticket, line)}
-	return g.withPass(d, p, room.QueueTimeout())
+func (g *Gate) wait(room *Room, pl store.Place, now time.Time, why string) Decision {
+	ttl := seconds(room.QueueTimeout)
+	p := Pass{Kind: Ticket, Room: room.Name, Number: pl.Ticket, Epoch: pl.Line.Epoch, IssuedAt: now, Expires: now.Add(ttl)}
+	d := Decision{Action: Wait, Why: why, Place: placeOf(room, pl, now)}
+	return g.withPass(d, p, ttl)
 }
 
 func (g *Gate) withPass(d Decision, p Pass, ttl time.Duration) Decision {
@@ -181,19 +216,35 @@ func (g *Gate) withPass(d Decision, p Pass, ttl time.Duration) Decision {
 	return d
 }
 
-// placeOf estimates the wait from the admission rate: the tickets still to
-// be called before and including this one, at the configured rate. While
-// the room is paused no honest estimate exists.
-func placeOf(room *Room, ticket int64, line store.Line) Place {
-	p := Place{Room: room.Name, Ticket: ticket, Admitted: line.Admitted, Issued: line.Issued, Paused: line.Paused}
-	toCall := ticket - line.Admitted
+// placeOf estimates the wait from the admissions actually observed in the
+// last minutes, not from the configured rate: capacity, departures and
+// no-shows all shape the real pace. With no admissions observed, or while
+// paused, it gives no estimate rather than a made-up one.
+func placeOf(room *Room, pl store.Place, now time.Time) Place {
+	l := pl.Line
+	p := Place{Room: room.Name, Ticket: pl.Ticket, Admitted: l.Admitted, Issued: l.Issued, Paused: l.Paused || l.QueueAll}
+	toCall := pl.Ticket - l.Admitted
 	if toCall < 1 {
 		toCall = 1
 	}
 	p.Ahead = toCall - 1
-	if !line.Paused && room.NewUsersPerMinute > 0 {
-		secs := math.Ceil(float64(toCall) * 60 / room.NewUsersPerMinute)
-		p.Wait, p.WaitKnown = time.Duration(secs)*time.Second, true
+	window := now.Sub(l.RecentSince)
+	if p.Paused || l.Recent == 0 || window < time.Second {
+		return p
 	}
+	perSecond := float64(l.Recent) / window.Seconds()
+	secs := math.Ceil(float64(toCall) / perSecond)
+	p.Wait, p.WaitKnown = time.Duration(secs)*time.Second, true
 	return p
+}
+
+// End ends the visitor's session at once (a departure beacon, or the
+// origin's revoke command). It reports whether there was one to end.
+func (g *Gate) End(ctx context.Context, room *Room, v Visitor) (bool, error) {
+	pass, _ := g.bestPass(room, v)
+	if pass.Kind != Session {
+		return false, nil
+	}
+	_, err := g.Store.End(ctx, room.Name, room.Policy(), pass.SessionID, v.Now)
+	return err == nil, err
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/edgequeue/waitingroom/store"
 )
 
 // ErrInvalidRoom is wrapped by every error ParseRoom returns, so a caller
@@ -25,17 +27,32 @@ type Room struct {
 	// BypassPaths are path prefixes inside Paths that never wait (assets,
 	// health checks): a visitor's page should not queue its own stylesheet.
 	BypassPaths []string `json:"bypass_paths"`
-	// NewUsersPerMinute is the admission rate.
+	// Mode is how the room treats newcomers: Fifo, Passthrough or Reject.
+	Mode Mode `json:"mode"`
+	// NewUsersPerMinute is the admission rate; 0 means no rate limit.
 	NewUsersPerMinute float64 `json:"new_users_per_minute"`
 	// Burst is how many admissions may accumulate while the room is quiet.
 	Burst int `json:"burst"`
+	// MaxActiveUsers caps the visitors active on the origin at once; 0
+	// means no cap. At least one of it and NewUsersPerMinute is set.
+	MaxActiveUsers int `json:"max_active_users"`
 	// RefreshSeconds is how often the queue page polls its place.
 	RefreshSeconds int `json:"refresh_seconds"`
-	// QueueTimeoutSeconds is how long a ticket stays valid without a poll.
-	QueueTimeoutSeconds int `json:"queue_timeout_seconds"`
-	// SessionDurationSeconds is how long an admitted visitor stays admitted
-	// without a request; each request slides the window forward.
-	SessionDurationSeconds int `json:"session_duration_seconds"`
+	// QueueTimeout (seconds) is how long a waiting visitor keeps their
+	// place without polling.
+	QueueTimeout int `json:"queue_timeout"`
+	// ClaimWindow (seconds) is how long a called visitor's place is held
+	// for them before it goes to the next in line.
+	ClaimWindow int `json:"claim_window"`
+	// InactivityTimeout (seconds) ends a session whose visitor has made no
+	// request for this long, freeing the place.
+	InactivityTimeout int `json:"inactivity_timeout"`
+	// SessionDuration (seconds) is the lifetime of the session cookie,
+	// slid forward by activity: a visitor back within it whose session
+	// lapsed walks straight in when a place is free, and queues otherwise.
+	SessionDuration int `json:"session_duration"`
+	// OnStoreError is what happens when the store cannot be reached.
+	OnStoreError StoreErrorPolicy `json:"on_store_error"`
 	// CookieName is the cookie that carries the room's pass.
 	CookieName string `json:"cookie_name"`
 	// QueueStatusCode is the HTTP status of the queue page.
@@ -44,13 +61,39 @@ type Room struct {
 	Template string `json:"template"`
 }
 
+// Mode is how a room treats newcomers.
+type Mode string
+
+// The room modes.
+const (
+	// Fifo queues visitors and admits them in arrival order.
+	Fifo Mode = "fifo"
+	// Passthrough admits everyone at once, but counts them as sessions.
+	Passthrough Mode = "passthrough"
+	// Reject serves a static "closed" page to everyone without a session.
+	Reject Mode = "reject"
+)
+
+// StoreErrorPolicy is what a room does when its store cannot be reached.
+type StoreErrorPolicy string
+
+// The store error policies.
+const (
+	// Hold shows the busy page, with Retry-After, and keeps everyone's place.
+	Hold StoreErrorPolicy = "hold"
+	// Open admits the request and marks it with a header the origin sees.
+	Open StoreErrorPolicy = "open"
+)
+
 // Defaults applied by ParseRoom to settings left out of a room definition.
 const (
-	DefaultRefreshSeconds         = 10
-	DefaultQueueTimeoutSeconds    = 900
-	DefaultSessionDurationSeconds = 300
-	DefaultQueueStatusCode        = 200
-	DefaultTemplate               = "queue.html"
+	DefaultRefreshSeconds    = 10
+	DefaultQueueTimeout      = 900
+	DefaultClaimWindow       = 30
+	DefaultInactivityTimeout = 90
+	DefaultSessionDuration   = 300
+	DefaultQueueStatusCode   = 200
+	DefaultTemplate          = "queue.html"
 )
 
 // ParseRoom decodes and validates one room definition. Every error names
@@ -80,11 +123,23 @@ func (r *Room) applyDefaults() {
 	if r.RefreshSeconds == 0 {
 		r.RefreshSeconds = DefaultRefreshSeconds
 	}
-	if r.QueueTimeoutSeconds == 0 {
-		r.QueueTimeoutSeconds = DefaultQueueTimeoutSeconds
+	if r.Mode == "" {
+		r.Mode = Fifo
 	}
-	if r.SessionDurationSeconds == 0 {
-		r.SessionDurationSeconds = DefaultSessionDurationSeconds
+	if r.OnStoreError == "" {
+		r.OnStoreError = Hold
+	}
+	if r.QueueTimeout == 0 {
+		r.QueueTimeout = DefaultQueueTimeout
+	}
+	if r.ClaimWindow == 0 {
+		r.ClaimWindow = DefaultClaimWindow
+	}
+	if r.InactivityTimeout == 0 {
+		r.InactivityTimeout = DefaultInactivityTimeout
+	}
+	if r.SessionDuration == 0 {
+		r.SessionDuration = DefaultSessionDuration
 	}
 	if r.QueueStatusCode == 0 {
 		r.QueueStatusCode = DefaultQueueStatusCode
@@ -119,25 +174,51 @@ func (r *Room) validate() error {
 			return fmt.Errorf("bypass_paths[%d]: %q must start with /", i, p)
 		}
 	}
+	switch r.Mode {
+	case Fifo, Passthrough, Reject:
+	default:
+		return fmt.Errorf("mode: must be fifo, passthrough or reject, got %q", r.Mode)
+	}
+	switch r.OnStoreError {
+	case Hold, Open:
+	default:
+		return fmt.Errorf("on_store_error: must be hold or open, got %q", r.OnStoreError)
+	}
+	if r.NewUsersPerMinute == 0 && r.MaxActiveUsers == 0 && r.Mode == Fifo {
+		return errors.New("new_users_per_minute or max_active_users: set at least one, or nobody is ever admitted")
+	}
 	checks := []struct {
 		field    string
 		value    float64
 		min, max float64
 	}{
-		{"new_users_per_minute", r.NewUsersPerMinute, 0.01, 1e7},
+		{"new_users_per_minute", r.NewUsersPerMinute, 0, 1e7},
+		{"max_active_users", float64(r.MaxActiveUsers), 0, 1e7},
 		{"burst", float64(r.Burst), 1, 1e7},
 		{"refresh_seconds", float64(r.RefreshSeconds), 1, 600},
-		{"queue_timeout_seconds", float64(r.QueueTimeoutSeconds), 30, 86400},
-		{"session_duration_seconds", float64(r.SessionDurationSeconds), 10, 86400},
+		{"queue_timeout", float64(r.QueueTimeout), 30, 86400},
+		{"claim_window", float64(r.ClaimWindow), 5, 3600},
+		{"inactivity_timeout", float64(r.InactivityTimeout), 10, 86400},
+		{"session_duration", float64(r.SessionDuration), 10, 86400},
 	}
 	for _, c := range checks {
 		if c.value < c.min || c.value > c.max {
 			return fmt.Errorf("%s: must be between %g and %g, got %g", c.field, c.min, c.max, c.value)
 		}
 	}
-	if r.QueueTimeoutSeconds < 3*r.RefreshSeconds {
-		return fmt.Errorf("queue_timeout_seconds: %d is shorter than three refreshes (%d s): waiting visitors would lose their place between polls",
-			r.QueueTimeoutSeconds, 3*r.RefreshSeconds)
+	if r.NewUsersPerMinute > 0 && r.NewUsersPerMinute < 0.01 {
+		return fmt.Errorf("new_users_per_minute: must be 0 (no rate limit) or at least 0.01, got %g", r.NewUsersPerMinute)
+	}
+	if r.QueueTimeout < 3*r.RefreshSeconds {
+		return fmt.Errorf("queue_timeout: %d is shorter than three refreshes (%d s): waiting visitors would lose their place between polls",
+			r.QueueTimeout, 3*r.RefreshSeconds)
+	}
+	if r.ClaimWindow < r.RefreshSeconds+5 {
+		return fmt.Errorf("claim_window: %d is shorter than a refresh plus 5 s (%d s): a called visitor could miss their turn between polls",
+			r.ClaimWindow, r.RefreshSeconds+5)
+	}
+	if r.SessionDuration < r.InactivityTimeout {
+		return fmt.Errorf("session_duration: %d is shorter than inactivity_timeout (%d)", r.SessionDuration, r.InactivityTimeout)
 	}
 	switch r.QueueStatusCode {
 	case 200, 202, 429, 503:
@@ -181,10 +262,12 @@ func checkToken(s string) error {
 
 // Protects reports whether a request for host and path belongs to the room.
 func (r *Room) Protects(host, path string) bool {
-	if len(r.Hosts) > 0 && !hostIn(host, r.Hosts) {
-		return false
-	}
-	return hasAnyPrefix(path, r.Paths)
+	return r.Serves(host) && hasAnyPrefix(path, r.Paths)
+}
+
+// Serves reports whether the room applies to host at all.
+func (r *Room) Serves(host string) bool {
+	return len(r.Hosts) == 0 || hostIn(host, r.Hosts)
 }
 
 // Bypasses reports whether path is exempt from the line.
@@ -192,20 +275,21 @@ func (r *Room) Bypasses(path string) bool {
 	return hasAnyPrefix(path, r.BypassPaths)
 }
 
-// Rate is the admission policy the store enforces for this room.
-func (r *Room) Rate() (perMinute float64, burst int) {
-	return r.NewUsersPerMinute, r.Burst
+// Policy is the admission policy the store enforces for this room.
+func (r *Room) Policy() store.Policy {
+	return store.Policy{
+		PerMinute: r.NewUsersPerMinute, Burst: r.Burst, Capacity: r.MaxActiveUsers,
+		ClaimWindow:  seconds(r.ClaimWindow),
+		SessionTTL:   seconds(r.InactivityTimeout),
+		QueueTimeout: seconds(r.QueueTimeout),
+	}
 }
 
-// QueueTimeout is how long a ticket lives without a poll.
-func (r *Room) QueueTimeout() time.Duration {
-	return time.Duration(r.QueueTimeoutSeconds) * time.Second
-}
+// Heartbeat is how often an active session renews its place in the store:
+// a third of the inactivity timeout, so an active visitor never lapses.
+func (r *Room) Heartbeat() time.Duration { return seconds(r.InactivityTimeout) / 3 }
 
-// SessionDuration is how long a session lives without a request.
-func (r *Room) SessionDuration() time.Duration {
-	return time.Duration(r.SessionDurationSeconds) * time.Second
-}
+func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
 
 // Match returns the first room that protects host and path, or nil. Rooms
 // are tried in the order given, so the index in the config store sets

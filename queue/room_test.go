@@ -12,7 +12,17 @@ func TestParseRoom(t *testing.T) {
 	}{
 		{"minimal", `{"paths":["/"],"new_users_per_minute":10}`, ""},
 		{"full", `{"hosts":["a.test"],"paths":["/x/"],"bypass_paths":["/x/static/"],"new_users_per_minute":10,"burst":5,
-			"refresh_seconds":5,"queue_timeout_seconds":600,"session_duration_seconds":120,"cookie_name":"q","queue_status_code":429,"template":"t.html"}`, ""},
+			"refresh_seconds":5,"queue_timeout":600,"session_duration":120,"inactivity_timeout":60,"claim_window":20,"max_active_users":100,
+			"mode":"fifo","on_store_error":"open","cookie_name":"q","queue_status_code":429,"template":"t.html"}`, ""},
+		{"capacity only", `{"paths":["/"],"max_active_users":50}`, ""},
+		{"passthrough needs no limits", `{"paths":["/"],"mode":"passthrough"}`, ""},
+		{"reject", `{"paths":["/"],"mode":"reject"}`, ""},
+		{"bad mode", `{"paths":["/"],"mode":"lottery","max_active_users":5}`, `mode: must be`},
+		{"bad store error policy", `{"paths":["/"],"max_active_users":5,"on_store_error":"panic"}`, `on_store_error: must be`},
+		{"negative capacity", `{"paths":["/"],"max_active_users":-1}`, "max_active_users: must be between"},
+		{"tiny rate", `{"paths":["/"],"new_users_per_minute":0.001}`, "new_users_per_minute: must be 0"},
+		{"claim window under a refresh", `{"paths":["/"],"max_active_users":5,"refresh_seconds":30,"claim_window":20}`, "claim_window: 20 is shorter"},
+		{"session shorter than inactivity", `{"paths":["/"],"max_active_users":5,"session_duration":30,"inactivity_timeout":60}`, "session_duration: 30 is shorter"},
 		{"syntax", `{"paths":`, "unexpected EOF"},
 		{"trailing data", `{"paths":["/"],"new_users_per_minute":1} {}`, "unexpected data"},
 		{"unknown field", `{"paths":["/"],"new_users_per_minute":1,"rate":3}`, `unknown field "rate"`},
@@ -21,11 +31,11 @@ func TestParseRoom(t *testing.T) {
 		{"relative path", `{"paths":["x"],"new_users_per_minute":1}`, `paths[0]: "x" must start with /`},
 		{"relative bypass", `{"paths":["/"],"bypass_paths":["s"],"new_users_per_minute":1}`, "bypass_paths[0]"},
 		{"bad host", `{"hosts":["a b"],"paths":["/"],"new_users_per_minute":1}`, "hosts[0]"},
-		{"no rate", `{"paths":["/"]}`, "new_users_per_minute: must be between"},
+		{"no rate and no capacity", `{"paths":["/"]}`, "set at least one"},
 		{"negative rate", `{"paths":["/"],"new_users_per_minute":-5}`, "new_users_per_minute"},
 		{"negative burst", `{"paths":["/"],"new_users_per_minute":1,"burst":-1}`, "burst: must be between"},
 		{"refresh too slow", `{"paths":["/"],"new_users_per_minute":1,"refresh_seconds":9999}`, "refresh_seconds"},
-		{"timeout shorter than refreshes", `{"paths":["/"],"new_users_per_minute":1,"refresh_seconds":60,"queue_timeout_seconds":60}`, "queue_timeout_seconds: 60 is shorter"},
+		{"timeout shorter than refreshes", `{"paths":["/"],"new_users_per_minute":1,"refresh_seconds":60,"queue_timeout":60,"claim_window":70}`, "queue_timeout: 60 is shorter"},
 		{"status code", `{"paths":["/"],"new_users_per_minute":1,"queue_status_code":302}`, "queue_status_code: must be"},
 		{"cookie name", `{"paths":["/"],"new_users_per_minute":1,"cookie_name":"a;b"}`, "cookie_name"},
 		{"template path", `{"paths":["/"],"new_users_per_minute":1,"template":"../x"}`, "template"},
@@ -55,9 +65,9 @@ func TestParseRoomDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.RefreshSeconds != DefaultRefreshSeconds || r.QueueTimeoutSeconds != DefaultQueueTimeoutSeconds ||
-		r.SessionDurationSeconds != DefaultSessionDurationSeconds || r.QueueStatusCode != 200 ||
-		r.CookieName != "wr_shop" || r.Template != DefaultTemplate || r.Burst != 1 {
+	if r.RefreshSeconds != DefaultRefreshSeconds || r.QueueTimeout != DefaultQueueTimeout || r.ClaimWindow != DefaultClaimWindow ||
+		r.InactivityTimeout != DefaultInactivityTimeout || r.SessionDuration != DefaultSessionDuration || r.QueueStatusCode != 200 ||
+		r.CookieName != "wr_shop" || r.Template != DefaultTemplate || r.Burst != 1 || r.Mode != Fifo || r.OnStoreError != Hold {
 		t.Fatalf("defaults: %+v", r)
 	}
 }
@@ -105,6 +115,28 @@ func TestMatch(t *testing.T) {
 		}
 		if r != nil && r.Bypasses(tc.path) != tc.bypass {
 			t.Errorf("Bypasses(%q) = %v", tc.path, !tc.bypass)
+		}
+	}
+}
+
+func TestParseCommands(t *testing.T) {
+	tests := []struct {
+		values []string
+		want   Commands
+		errs   int
+	}{
+		{nil, Commands{}, 0},
+		{[]string{"revoke"}, Commands{Revoke: true}, 0},
+		{[]string{" Admit=5 , revoke"}, Commands{Revoke: true, Admit: 5}, 0},
+		{[]string{"admit=2", "admit=3"}, Commands{Admit: 5}, 0},
+		{[]string{"admit=0", "admit=x", "admit=-1", "admit=999999999"}, Commands{}, 4},
+		{[]string{"reboot, revoke"}, Commands{Revoke: true}, 1},
+		{[]string{"admit=100000", "admit=100000"}, Commands{Admit: MaxOriginAdmit}, 0},
+	}
+	for _, tc := range tests {
+		got, errs := ParseCommands(tc.values)
+		if got != tc.want || len(errs) != tc.errs {
+			t.Errorf("%q: %+v with %d errors, want %+v with %d", tc.values, got, len(errs), tc.want, tc.errs)
 		}
 	}
 }

@@ -1,66 +1,204 @@
 -- One operation on one room's line, atomically. See package store.
--- KEYS[1]: the room's hash.
--- ARGV: op (join|poll|admit|pause|resume), now (ms), rate (per minute),
---       burst, n (for admit).
--- Returns {epoch, issued, admitted, paused (0|1), ticket (join only, else 0)}.
-local key = KEYS[1]
+--
+-- KEYS[1] hash:  epoch, issued, admitted, tokens, refilled, paused, queue_all,
+--                and per-minute admission counts "m<minute>"
+-- KEYS[2] zset:  live sessions, member = session id, score = expiry (ms)
+-- KEYS[3] zset:  called tickets not yet claimed, score = claim deadline (ms)
+-- KEYS[4] zset:  waiting tickets, score = last seen (ms)
+-- ARGV: op, now (ms), rate (per minute, 0 = none), burst, capacity (0 = none),
+--       claim window (ms), session ttl (ms), queue timeout (ms), arg (ticket or
+--       n), session id, epoch the ticket was issued in (poll; 0 = any)
+-- ops: join | poll | renew | end | admit | pause | resume | queue_all
+-- Returns {epoch, issued, admitted, flags (1 paused, 2 queue-all), ticket,
+--          outcome, live sessions, called, admitted in the last 5 minutes}
+-- outcome: join/poll 0 waiting, 1 admitted (session id now live), 2 rejoined
+--          (the old ticket was lost; ticket is the new one); renew 1 ok,
+--          0 gone; other ops 0.
+local line, sessions, called, waiting = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local op = ARGV[1]
 local now = tonumber(ARGV[2])
 local rate = tonumber(ARGV[3])
 local burst = tonumber(ARGV[4])
-local n = tonumber(ARGV[5])
-if not (now and rate and burst and n) then
+local capacity = tonumber(ARGV[5])
+local claim_ms = tonumber(ARGV[6])
+local session_ms = tonumber(ARGV[7])
+local queue_ms = tonumber(ARGV[8])
+local arg = tonumber(ARGV[9])
+local sid = ARGV[10]
+local ticket_epoch = tonumber(ARGV[11])
+if not (now and rate and burst and capacity and claim_ms and session_ms and queue_ms and arg and sid and ticket_epoch) then
   return redis.error_reply('ERR line: bad arguments')
 end
 
-local s = redis.call('HMGET', key, 'epoch', 'issued', 'admitted', 'tokens', 'refilled', 'paused')
+local s = redis.call('HMGET', line, 'epoch', 'issued', 'admitted', 'tokens', 'refilled', 'paused', 'queue_all')
 local epoch = tonumber(s[1]) or now
 local issued = tonumber(s[2]) or 0
 local admitted = tonumber(s[3]) or 0
 local tokens = tonumber(s[4]) or burst
 local refilled = tonumber(s[5]) or now
 local paused = s[6] == '1'
+local queue_all = s[7] == '1'
+local minute = math.floor(now / 60000)
+local admitted_now = 0
 
--- Admit what a continuous scheduler would have admitted since the last call:
--- while tickets were waiting, every token went to the next of them at once;
--- only once the line was empty (or paused) did tokens pile up, to at most
--- the burst. So a sparse poll loses nothing, and a quiet hour saves only
--- the burst.
--- call_in hands whole tokens to waiting tickets in order, unless paused,
--- and returns what is left.
-local function call_in(available)
-  if paused then
+-- Forget what has expired: sessions, unclaimed calls, and waiting visitors
+-- who stopped polling. Memory follows the live population only.
+redis.call('ZREMRANGEBYSCORE', sessions, '-inf', now)
+redis.call('ZREMRANGEBYSCORE', called, '-inf', now)
+redis.call('ZREMRANGEBYSCORE', waiting, '-inf', now - queue_ms)
+
+-- free is how many more visitors may be called in now: capacity less live
+-- sessions and calls still inside their claim window.
+local function free()
+  if capacity <= 0 then
+    return math.huge
+  end
+  return capacity - redis.call('ZCARD', sessions) - redis.call('ZCARD', called)
+end
+
+-- call_in calls up to limit waiting tickets in order and returns the tokens
+-- left. Automatic admission (bounded) obeys pause, queue-all, the rate and
+-- the capacity; the operator's "admit N" does not. A ticket whose holder
+-- stopped polling is passed over without using a place; at most 1000 are
+-- passed over per call, so no call walks an unbounded line.
+local function call_in(limit, available, bounded)
+  if bounded and (paused or queue_all) then
     return available
   end
-  local k = math.min(math.floor(available), issued - admitted)
-  admitted = admitted + k
-  return available - k
+  local places = math.huge
+  if bounded then
+    places = free()
+  end
+  local skips = 1000
+  while admitted < issued and limit > 0 and places > 0 and (not bounded or rate <= 0 or available >= 1) do
+    local t = admitted + 1
+    admitted = t
+    if redis.call('ZSCORE', waiting, t) then
+      redis.call('ZREM', waiting, t)
+      redis.call('ZADD', called, now + claim_ms, t)
+      places = places - 1
+      limit = limit - 1
+      admitted_now = admitted_now + 1
+      if bounded and rate > 0 then
+        available = available - 1
+      end
+    else
+      skips = skips - 1
+      if skips == 0 then
+        break
+      end
+    end
+  end
+  return available
 end
 
+-- settle hands saved-up tokens and free places to whoever waits now.
+local function settle()
+  tokens = call_in(math.huge, tokens, true)
+end
+
+-- Admit what a continuous scheduler would have admitted since the last call:
+-- while tickets waited, every token went to the next of them at once; only
+-- once the line was empty (or paused) did tokens pile up, to at most the
+-- burst. So a sparse poll loses nothing, and a quiet hour saves only the burst.
 local available = tokens
-if now > refilled then
+if rate > 0 and now > refilled then
   available = tokens + (now - refilled) * rate / 60000
-  refilled = now
 end
-tokens = math.min(burst, call_in(available))
+refilled = math.max(refilled, now)
+tokens = math.min(burst, call_in(math.huge, available, true))
 
-local ticket = 0
-if op == 'pause' then
-  paused = true
-elseif op == 'resume' then
-  paused = false
-elseif op == 'admit' then
-  admitted = math.min(issued, admitted + math.max(0, math.floor(n)))
-elseif op == 'join' then
+-- claim turns a called ticket into a live session; under queue-all the call
+-- is held (its deadline moved on) instead.
+local function claim(t)
+  if queue_all then
+    if redis.call('ZSCORE', called, t) then
+      redis.call('ZADD', called, now + claim_ms, t)
+    end
+    return false
+  end
+  if redis.call('ZREM', called, t) == 1 then
+    redis.call('ZADD', sessions, now + session_ms, sid)
+    return true
+  end
+  return false
+end
+
+local ticket, outcome = 0, 0
+local function join()
   issued = issued + 1
   ticket = issued
-elseif op ~= 'poll' then
+  redis.call('ZADD', waiting, now, ticket)
+  settle()
+end
+
+if op == 'join' then
+  join()
+elseif op == 'poll' then
+  ticket = arg
+elseif op == 'renew' then
+  if redis.call('ZSCORE', sessions, sid) then
+    redis.call('ZADD', sessions, now + session_ms, sid)
+    outcome = 1
+  end
+elseif op == 'end' then
+  redis.call('ZREM', sessions, sid)
+  settle()
+elseif op == 'admit' then
+  call_in(math.max(0, math.floor(arg)), 0, false)
+elseif op == 'pause' then
+  paused = true
+elseif op == 'resume' then
+  paused, queue_all = false, false
+  settle()
+elseif op == 'queue_all' then
+  queue_all = true
+elseif op ~= 'stats' then
   return redis.error_reply('ERR line: unknown op ' .. op)
 end
 
--- Saved-up tokens go to whoever is waiting now, a newcomer included.
-tokens = call_in(tokens)
+if op == 'poll' and ticket_epoch ~= epoch then
+  -- A ticket from an earlier line (its state was lost or reset) names no
+  -- place in this one.
+  join()
+  outcome = 2
+  if claim(ticket) then
+    outcome = 1
+  end
+elseif op == 'join' or op == 'poll' then
+  if claim(ticket) then
+    outcome = 1
+  elseif ticket > admitted or redis.call('ZSCORE', called, ticket) then
+    -- Still in line (or called and held under queue-all): seen now.
+    if ticket > admitted then
+      redis.call('ZADD', waiting, now, ticket)
+    end
+  else
+    -- Called but not claimed in time, or passed over while away: the place
+    -- is gone, so the visitor draws a new ticket at the back.
+    join()
+    outcome = 2
+    if claim(ticket) then
+      outcome = 1
+    end
+  end
+end
 
-redis.call('HSET', key, 'epoch', epoch, 'issued', issued, 'admitted', admitted,
-  'tokens', string.format('%.6f', tokens), 'refilled', refilled, 'paused', paused and '1' or '0')
-return {epoch, issued, admitted, paused and 1 or 0, ticket}
+-- Count admissions per minute for the wait estimate; keep five minutes.
+if admitted_now > 0 then
+  redis.call('HINCRBY', line, 'm' .. minute, admitted_now)
+end
+redis.call('HDEL', line, 'm' .. (minute - 5), 'm' .. (minute - 6), 'm' .. (minute - 7))
+local counts = redis.call('HMGET', line, 'm' .. minute, 'm' .. (minute - 1), 'm' .. (minute - 2), 'm' .. (minute - 3), 'm' .. (minute - 4))
+local recent = 0
+for _, c in ipairs(counts) do
+  recent = recent + (tonumber(c) or 0)
+end
+local since = math.max(epoch, (minute - 4) * 60000)
+
+redis.call('HSET', line, 'epoch', epoch, 'issued', issued, 'admitted', admitted,
+  'tokens', string.format('%.6f', tokens), 'refilled', refilled,
+  'paused', paused and '1' or '0', 'queue_all', queue_all and '1' or '0')
+local flags = (paused and 1 or 0) + (queue_all and 2 or 0)
+return {epoch, issued, admitted, flags, ticket, outcome,
+  redis.call('ZCARD', sessions), redis.call('ZCARD', called), recent, since}

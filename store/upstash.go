@@ -65,48 +65,79 @@ type Upstash struct {
 }
 
 // Join implements Store.
-func (u *Upstash) Join(ctx context.Context, room string, p Policy, now time.Time) (int64, Line, error) {
-	r, err := u.run(ctx, "join", room, p, 0, now)
-	return r.ticket, r.line, err
+func (u *Upstash) Join(ctx context.Context, room string, p Policy, sessionID string, now time.Time) (Place, error) {
+	r, err := u.run(ctx, "join", room, p, 0, sessionID, 0, now)
+	return r.place(), err
 }
 
 // Poll implements Store.
-func (u *Upstash) Poll(ctx context.Context, room string, p Policy, now time.Time) (Line, error) {
-	r, err := u.run(ctx, "poll", room, p, 0, now)
+func (u *Upstash) Poll(ctx context.Context, room string, p Policy, t Ticket, sessionID string, now time.Time) (Place, error) {
+	r, err := u.run(ctx, "poll", room, p, t.Number, sessionID, t.Epoch, now)
+	return r.place(), err
+}
+
+// Renew implements Store.
+func (u *Upstash) Renew(ctx context.Context, room string, p Policy, sessionID string, now time.Time) (bool, Line, error) {
+	r, err := u.run(ctx, "renew", room, p, 0, sessionID, 0, now)
+	return r.outcome == 1, r.line, err
+}
+
+// End implements Store.
+func (u *Upstash) End(ctx context.Context, room string, p Policy, sessionID string, now time.Time) (Line, error) {
+	r, err := u.run(ctx, "end", room, p, 0, sessionID, 0, now)
 	return r.line, err
 }
 
 // Admit implements Store.
-func (u *Upstash) Admit(ctx context.Context, room string, n int64, p Policy, now time.Time) (Line, error) {
-	r, err := u.run(ctx, "admit", room, p, n, now)
+func (u *Upstash) Admit(ctx context.Context, room string, p Policy, n int64, now time.Time) (Line, error) {
+	r, err := u.run(ctx, "admit", room, p, n, "", 0, now)
 	return r.line, err
 }
 
-// SetPaused implements Store.
-func (u *Upstash) SetPaused(ctx context.Context, room string, paused bool, p Policy, now time.Time) (Line, error) {
-	op := "resume"
-	if paused {
-		op = "pause"
+// Control implements Store.
+func (u *Upstash) Control(ctx context.Context, room string, p Policy, c Control, now time.Time) (Line, error) {
+	switch c {
+	case Pause, QueueAll, Resume:
+	default:
+		return Line{}, fmt.Errorf("%w: unknown control %q", ErrRejected, c)
 	}
-	r, err := u.run(ctx, op, room, p, 0, now)
+	r, err := u.run(ctx, string(c), room, p, 0, "", 0, now)
 	return r.line, err
 }
 
-// Key is the Redis key that holds room's line.
-func (u *Upstash) Key(room string) string {
+// Stats implements Store.
+func (u *Upstash) Stats(ctx context.Context, room string, p Policy, now time.Time) (Line, error) {
+	r, err := u.run(ctx, "stats", room, p, 0, "", 0, now)
+	return r.line, err
+}
+
+// Keys are the Redis keys that hold room's state: the line's hash, then
+// the sorted sets of live sessions, called tickets and waiting tickets.
+func (u *Upstash) Keys(room string) []string {
 	prefix := u.Prefix
 	if prefix == "" {
 		prefix = "wr:"
 	}
-	return prefix + room + ":line"
+	base := prefix + room + ":"
+	return []string{base + "line", base + "sessions", base + "called", base + "waiting"}
 }
 
 type result struct {
-	line   Line
-	ticket int64
+	line    Line
+	ticket  int64
+	outcome int64
 }
 
-func (u *Upstash) run(ctx context.Context, op, room string, p Policy, n int64, now time.Time) (result, error) {
+func (r result) place() Place {
+	return Place{Ticket: r.ticket, Outcome: Outcome(r.outcome), Line: r.line}
+}
+
+// replyLen is the number of values the script returns.
+const replyLen = 10
+
+func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+func (u *Upstash) run(ctx context.Context, op, room string, p Policy, arg int64, sessionID string, epoch int64, now time.Time) (result, error) {
 	timeout := u.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -114,11 +145,17 @@ func (u *Upstash) run(ctx context.Context, op, room string, p Policy, n int64, n
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	args := []string{"1", u.Key(room), op,
+	keys := u.Keys(room)
+	args := append([]string{strconv.Itoa(len(keys))}, keys...)
+	args = append(args, op,
 		strconv.FormatInt(now.UnixMilli(), 10),
 		strconv.FormatFloat(p.PerMinute, 'f', -1, 64),
 		strconv.Itoa(p.Burst),
-		strconv.FormatInt(n, 10)}
+		strconv.Itoa(p.Capacity),
+		ms(p.ClaimWindow), ms(p.SessionTTL), ms(p.QueueTimeout),
+		strconv.FormatInt(arg, 10),
+		sessionID,
+		strconv.FormatInt(epoch, 10))
 	reply, err := u.command(ctx, append([]string{"EVALSHA", lineSHA}, args...))
 	if errors.Is(err, errNoScript) {
 		// Scripts are cached only until the database restarts or flushes
@@ -128,12 +165,15 @@ func (u *Upstash) run(ctx context.Context, op, room string, p Policy, n int64, n
 	if err != nil {
 		return result{}, fmt.Errorf("%s %s: %w", op, room, err)
 	}
-	if len(reply) != 5 {
-		return result{}, fmt.Errorf("%s %s: %w: script returned %d values, want 5", op, room, ErrProtocol, len(reply))
+	if len(reply) != replyLen {
+		return result{}, fmt.Errorf("%s %s: %w: script returned %d values, want %d", op, room, ErrProtocol, len(reply), replyLen)
 	}
 	return result{
-		line:   Line{Epoch: reply[0], Issued: reply[1], Admitted: reply[2], Paused: reply[3] == 1},
-		ticket: reply[4],
+		line: Line{Epoch: reply[0], Issued: reply[1], Admitted: reply[2],
+			Paused: reply[3]&1 != 0, QueueAll: reply[3]&2 != 0,
+			Active: reply[6], Called: reply[7], Recent: reply[8], RecentSince: time.UnixMilli(reply[9])},
+		ticket:  reply[4],
+		outcome: reply[5],
 	}, nil
 }
 

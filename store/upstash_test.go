@@ -31,7 +31,7 @@ func (r *replay) RoundTrip(ctx context.Context, req Request) (Response, error) {
 }
 
 func TestUpstashProtocol(t *testing.T) {
-	ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,5,3,0,5]}`)}
+	ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,5,3,2,5,1,7,1,12,1699999999000]}`)}
 	tests := []struct {
 		name     string
 		answers  []Response
@@ -48,7 +48,7 @@ func TestUpstashProtocol(t *testing.T) {
 		{"transport", nil, errors.New("connection refused"), ErrUnavailable, []string{"EVALSHA"}},
 		{"script error", []Response{{Status: 400, Body: []byte(`{"error":"ERR line: bad arguments"}`)}}, nil, ErrRejected, []string{"EVALSHA"}},
 		{"garbage", []Response{{Status: 200, Body: []byte(`nonsense`)}}, nil, ErrProtocol, []string{"EVALSHA"}},
-		{"short reply", []Response{{Status: 200, Body: []byte(`{"result":[1,2]}`)}}, nil, ErrProtocol, []string{"EVALSHA"}},
+		{"short reply", []Response{{Status: 200, Body: []byte(`{"result":[1,2,3,4,5]}`)}}, nil, ErrProtocol, []string{"EVALSHA"}},
 		{"string reply", []Response{{Status: 200, Body: []byte(`{"result":"OK"}`)}}, nil, ErrProtocol, []string{"EVALSHA"}},
 		{"redirect", []Response{{Status: 302, Body: nil}}, nil, ErrProtocol, []string{"EVALSHA"}},
 	}
@@ -56,7 +56,8 @@ func TestUpstashProtocol(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := &replay{answers: tc.answers, err: tc.err}
 			u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
-			ticket, line, err := u.Join(context.Background(), "shop", Policy{PerMinute: 60, Burst: 2}, time.UnixMilli(1700000000123))
+			p := Policy{PerMinute: 60, Burst: 2, Capacity: 9, ClaimWindow: 30 * time.Second, SessionTTL: time.Minute, QueueTimeout: 15 * time.Minute}
+			pl, err := u.Join(context.Background(), "shop", p, "sid", time.UnixMilli(1700000000123))
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 				t.Fatalf("error %v, want %v", err, tc.wantErr)
 			}
@@ -67,7 +68,11 @@ func TestUpstashProtocol(t *testing.T) {
 				if c[0] != tc.wantCmds[i] {
 					t.Fatalf("command %d is %s, want %s", i, c[0], tc.wantCmds[i])
 				}
-				want := []string{"1", "wr:shop:line", "join", "1700000000123", "60", "2", "0"}
+				want := []string{"4", "wr:shop:line", "wr:shop:sessions", "wr:shop:called", "wr:shop:waiting",
+					"join", "1700000000123", "60", "2", "9", "30000", "60000", "900000", "0", "sid", "0"}
+				if len(c) != 2+len(want) {
+					t.Fatalf("command %q has %d arguments, want %d", c, len(c)-2, len(want))
+				}
 				for j, a := range want {
 					if c[2+j] != a {
 						t.Fatalf("argument %d is %q, want %q", j, c[2+j], a)
@@ -77,8 +82,10 @@ func TestUpstashProtocol(t *testing.T) {
 					t.Fatalf("auth header %q", tr.headers[i]["Authorization"])
 				}
 			}
-			if err == nil && (ticket != 5 || line != (Line{Epoch: 1700000000000, Issued: 5, Admitted: 3})) {
-				t.Fatalf("ticket %d line %+v", ticket, line)
+			want := Place{Ticket: 5, Outcome: Admitted, Line: Line{Epoch: 1700000000000, Issued: 5, Admitted: 3, QueueAll: true,
+				Active: 7, Called: 1, Recent: 12, RecentSince: time.UnixMilli(1699999999000)}}
+			if err == nil && pl != want {
+				t.Fatalf("place %+v, want %+v", pl, want)
 			}
 		})
 	}

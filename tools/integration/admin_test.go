@@ -72,7 +72,7 @@ func TestAdminPanel(t *testing.T) {
 	if w.Code != 200 || w.HeaderMap.Get("Cache-Control") != "no-store" {
 		t.Fatalf("panel: %d %v", w.Code, w.HeaderMap)
 	}
-	row := regexp.MustCompile(`<td>shop</td><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td>`).FindStringSubmatch(w.Body.String())
+	row := regexp.MustCompile(`<td>shop</td><td>fifo</td><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td>`).FindStringSubmatch(w.Body.String())
 	if row == nil || row[1] != "5" || row[2] != "1" || row[3] != "6" {
 		t.Fatalf("panel row for shop %q, want 5 waiting, serving 1, issued 6:\n%s", row, w.Body)
 	}
@@ -107,7 +107,7 @@ func TestAdminPanel(t *testing.T) {
 		})
 	}
 	w = e.admin(http.MethodGet, "", "", adminPass)
-	if row = regexp.MustCompile(`<td>shop</td><td>(\d+)</td><td>(\d+)</td>`).FindStringSubmatch(w.Body.String()); row == nil || row[1] != "2" || row[2] != "4" {
+	if row = regexp.MustCompile(`<td>shop</td><td>fifo</td><td>(\d+)</td><td>(\d+)</td>`).FindStringSubmatch(w.Body.String()); row == nil || row[1] != "2" || row[2] != "4" {
 		t.Fatalf("after admit 3 the row is %q, want 2 waiting, serving 4", row)
 	}
 	if !logged(e.logs, "admin: admit 3 in room shop") {
