@@ -13,7 +13,9 @@ import (
 
 // DemoOrigin is the site make serve protects: a page that shows it was
 // reached, a slow endpoint, a large streamed download, an upload that
-// answers with its length and SHA-256, and any status code with headers.
+// answers with its length and SHA-256, any status code with headers, a
+// page that sends a room command, and one that shows the waiting room's
+// request headers.
 func DemoOrigin() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
@@ -64,6 +66,16 @@ func DemoOrigin() http.Handler {
 		w.Header().Set("Cache-Control", "max-age=30")
 		w.WriteHeader(code)
 		fmt.Fprintf(w, "status %d\n", code)
+	})
+	mux.HandleFunc("/command", func(w http.ResponseWriter, r *http.Request) {
+		// The origin steering its room, e.g. /command?c=revoke or ?c=admit=5.
+		w.Header().Set("Waiting-Room-Command", r.URL.Query().Get("c"))
+		fmt.Fprintf(w, "sent command %q\n", r.URL.Query().Get("c"))
+	})
+	mux.HandleFunc("/headers", func(w http.ResponseWriter, r *http.Request) {
+		for _, k := range []string{"Waiting-Room-Fail-Open"} {
+			fmt.Fprintf(w, "%s: %s\n", k, r.Header.Get(k))
+		}
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -71,6 +71,11 @@ type env struct {
 }
 
 func start(t testing.TB, timeout time.Duration) *env {
+	return startRoom(t, timeout, room)
+}
+
+// startRoom starts the stack with room as the shop room's definition.
+func startRoom(t testing.TB, timeout time.Duration, room string) *env {
 	t.Helper()
 	logs := &syncBuffer{}
 	st, err := devstack.Start(context.Background(), devstack.Options{
