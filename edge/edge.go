@@ -320,7 +320,8 @@ func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 	pl := d.Place
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
-	h.Set("Refresh", strconv.Itoa(room.RefreshSeconds))
+	refresh := strconv.Itoa(int(pl.PollEvery / time.Second))
+	h.Set("Refresh", refresh)
 	if c := s.cookie(room, d); c != "" {
 		h.Add("Set-Cookie", c)
 	}
@@ -330,7 +331,7 @@ func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 	}
 	if wantsJSON(r) {
 		doc := placeJSON{Room: room.Name, Status: "waiting", Ticket: pl.Ticket, Position: pl.Ahead + 1, Ahead: pl.Ahead,
-			NowServing: pl.Admitted, Issued: pl.Issued, Paused: pl.Paused, RefreshSeconds: room.RefreshSeconds}
+			NowServing: pl.Admitted, Issued: pl.Issued, Paused: pl.Paused, RefreshSeconds: int(pl.PollEvery / time.Second)}
 		if pl.WaitKnown {
 			secs := int64(pl.Wait / time.Second)
 			doc.EstimatedWaitSeconds = &secs
@@ -342,7 +343,7 @@ func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 		"room": room.Name, "ticket": strconv.FormatInt(pl.Ticket, 10),
 		"position": strconv.FormatInt(pl.Ahead+1, 10), "ahead": strconv.FormatInt(pl.Ahead, 10),
 		"now_serving": strconv.FormatInt(pl.Admitted, 10), "issued": strconv.FormatInt(pl.Issued, 10),
-		"wait": describeWait(pl), "refresh_seconds": strconv.Itoa(room.RefreshSeconds), "status": status,
+		"wait": describeWait(pl), "refresh_seconds": refresh, "status": status,
 	})
 }
 

@@ -82,6 +82,8 @@ type Place struct {
 	// honest estimate exists (paused, or nobody admitted lately).
 	Wait      time.Duration
 	WaitKnown bool
+	// PollEvery is when the visitor should ask again.
+	PollEvery time.Duration
 }
 
 // Gate decides, for each request to a room, whether it may pass.
@@ -228,6 +230,7 @@ func placeOf(room *Room, pl store.Place, now time.Time) Place {
 		toCall = 1
 	}
 	p.Ahead = toCall - 1
+	p.PollEvery = room.PollEvery(p.Ahead)
 	window := now.Sub(l.RecentSince)
 	if p.Paused || l.Recent == 0 || window < time.Second {
 		return p

@@ -285,6 +285,29 @@ func (r *Room) Policy() store.Policy {
 	}
 }
 
+// FastPoll is how often a visitor near the front of the line polls.
+const FastPoll = 2 * time.Second
+
+// PollEvery is how long a waiting visitor with ahead tickets before them
+// waits before polling again. Near the front (within about one refresh's
+// worth of admissions, or 5% of the capacity) it is FastPoll: a called
+// visitor then arrives within seconds instead of a whole refresh later, so
+// a called place stands empty briefly and the origin stays full.
+func (r *Room) PollEvery(ahead int64) time.Duration {
+	zone := int64(5)
+	if n := int64(r.MaxActiveUsers / 20); n > zone {
+		zone = n
+	}
+	if n := int64(r.NewUsersPerMinute * float64(r.RefreshSeconds) / 60); n > zone {
+		zone = n
+	}
+	every := seconds(r.RefreshSeconds)
+	if ahead < zone && every > FastPoll {
+		return FastPoll
+	}
+	return every
+}
+
 // Heartbeat is how often an active session renews its place in the store:
 // a third of the inactivity timeout, so an active visitor never lapses.
 func (r *Room) Heartbeat() time.Duration { return seconds(r.InactivityTimeout) / 3 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseRoom(t *testing.T) {
@@ -137,6 +138,28 @@ func TestParseCommands(t *testing.T) {
 		got, errs := ParseCommands(tc.values)
 		if got != tc.want || len(errs) != tc.errs {
 			t.Errorf("%q: %+v with %d errors, want %+v with %d", tc.values, got, len(errs), tc.want, tc.errs)
+		}
+	}
+}
+
+func TestPollEvery(t *testing.T) {
+	tests := []struct {
+		room  Room
+		ahead int64
+		want  time.Duration
+	}{
+		{Room{RefreshSeconds: 10, MaxActiveUsers: 100}, 0, FastPoll},
+		{Room{RefreshSeconds: 10, MaxActiveUsers: 100}, 4, FastPoll},
+		{Room{RefreshSeconds: 10, MaxActiveUsers: 100}, 5, 10 * time.Second},
+		{Room{RefreshSeconds: 10, MaxActiveUsers: 1000}, 49, FastPoll},
+		{Room{RefreshSeconds: 10, MaxActiveUsers: 1000}, 50, 10 * time.Second},
+		{Room{RefreshSeconds: 30, NewUsersPerMinute: 600}, 299, FastPoll},
+		{Room{RefreshSeconds: 30, NewUsersPerMinute: 600}, 300, 30 * time.Second},
+		{Room{RefreshSeconds: 1, MaxActiveUsers: 100}, 0, time.Second},
+	}
+	for _, tc := range tests {
+		if got := tc.room.PollEvery(tc.ahead); got != tc.want {
+			t.Errorf("%+v ahead %d: %v, want %v", tc.room, tc.ahead, got, tc.want)
 		}
 	}
 }

@@ -219,7 +219,7 @@ func TestVisitorJourney(t *testing.T) {
 	}
 	v := &visitor{e: e}
 	a := v.get("/product")
-	if a.status != 200 || !strings.Contains(a.body, "You are in line") || a.header.Get("Refresh") != "5" {
+	if a.status != 200 || !strings.Contains(a.body, "You are in line") || a.header.Get("Refresh") != "2" {
 		t.Fatalf("queue page: %d %v %s", a.status, a.header, a.body)
 	}
 	if !strings.Contains(a.body, `<p class="big">1</p>`) {
