@@ -49,6 +49,11 @@ func (s *syncBuffer) String() string {
 }
 
 func startGuest(t *testing.T) (*httptest.Server, *syncBuffer) {
+	return startGuestTimeout(t, 3*time.Second)
+}
+
+// startGuestTimeout starts the test guest with the given instance timeout.
+func startGuestTimeout(t *testing.T, timeout time.Duration) (*httptest.Server, *syncBuffer) {
 	t.Helper()
 	wasm, err := guestWasm()
 	if err != nil {
@@ -77,7 +82,7 @@ func startGuest(t *testing.T) (*httptest.Server, *syncBuffer) {
 		Geo:          map[string]map[string]any{"127.0.0.1": {"country_code": "NL", "city": "Amsterdam"}},
 	}
 	logs := &syncBuffer{}
-	h, err := New(context.Background(), wasm, m, Options{Timeout: 3 * time.Second, MemoryLimitMiB: 128, Log: log.New(logs, "", 0), CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache")})
+	h, err := New(context.Background(), wasm, m, Options{Timeout: timeout, MemoryLimitMiB: 128, Log: log.New(logs, "", 0), CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +224,9 @@ func TestStreamingBothWays(t *testing.T) {
 }
 
 func TestGuestFailuresAreContained(t *testing.T) {
-	srv, logs := startGuest(t)
+	// Long enough that exhausting 128 MiB finishes first on a busy machine;
+	// the endless loop then takes the whole timeout.
+	srv, logs := startGuestTimeout(t, 10*time.Second)
 	tests := []struct {
 		path, wantLog string
 		wantStatus    int
