@@ -9,6 +9,9 @@ package edge
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -222,7 +225,15 @@ func (s *Service) store(settings Settings) (*store.Upstash, error) {
 		return nil, fmt.Errorf("secret %s: %w", SecretUpstashToken, err)
 	}
 	return &store.Upstash{URL: settings.UpstashURL, Token: strings.TrimSpace(string(token)),
-		Transport: s.Upstash, Timeout: settings.StoreTimeout}, nil
+		Transport: s.Upstash, Timeout: settings.StoreTimeout, RandomKey: randomKey(token)}, nil
+}
+
+// randomKey seeds a new line's random calling order with a value visitors
+// cannot know, derived from the store token.
+func randomKey(token []byte) string {
+	m := hmac.New(sha256.New, token)
+	m.Write([]byte("waiting-room random order"))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 func (s *Service) admin(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, settings Settings) {

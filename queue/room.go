@@ -27,8 +27,12 @@ type Room struct {
 	// BypassPaths are path prefixes inside Paths that never wait (assets,
 	// health checks): a visitor's page should not queue its own stylesheet.
 	BypassPaths []string `json:"bypass_paths"`
-	// Mode is how the room treats newcomers: Fifo, Passthrough or Reject.
+	// Mode is how the room treats newcomers: Fifo, Random, Passthrough or
+	// Reject.
 	Mode Mode `json:"mode"`
+	// RandomWindow (seconds) groups arrivals for Random mode: visitors who
+	// arrive within the same window are called in a random order.
+	RandomWindow int `json:"random_window"`
 	// NewUsersPerMinute is the admission rate; 0 means no rate limit.
 	NewUsersPerMinute float64 `json:"new_users_per_minute"`
 	// Burst is how many admissions may accumulate while the room is quiet.
@@ -68,6 +72,10 @@ type Mode string
 const (
 	// Fifo queues visitors and admits them in arrival order.
 	Fifo Mode = "fifo"
+	// Random queues visitors and admits those who arrived within the same
+	// window in a random order: arriving a second earlier than others (a
+	// bot's advantage) buys nothing, and nobody waits behind a later window.
+	Random Mode = "random"
 	// Passthrough admits everyone at once, but counts them as sessions.
 	Passthrough Mode = "passthrough"
 	// Reject serves a static "closed" page to everyone without a session.
@@ -92,6 +100,7 @@ const (
 	DefaultClaimWindow       = 30
 	DefaultInactivityTimeout = 90
 	DefaultSessionDuration   = 300
+	DefaultRandomWindow      = 60
 	DefaultQueueStatusCode   = 200
 	DefaultTemplate          = "queue.html"
 )
@@ -125,6 +134,9 @@ func (r *Room) applyDefaults() {
 	}
 	if r.Mode == "" {
 		r.Mode = Fifo
+	}
+	if r.RandomWindow == 0 {
+		r.RandomWindow = DefaultRandomWindow
 	}
 	if r.OnStoreError == "" {
 		r.OnStoreError = Hold
@@ -175,16 +187,16 @@ func (r *Room) validate() error {
 		}
 	}
 	switch r.Mode {
-	case Fifo, Passthrough, Reject:
+	case Fifo, Random, Passthrough, Reject:
 	default:
-		return fmt.Errorf("mode: must be fifo, passthrough or reject, got %q", r.Mode)
+		return fmt.Errorf("mode: must be fifo, random, passthrough or reject, got %q", r.Mode)
 	}
 	switch r.OnStoreError {
 	case Hold, Open:
 	default:
 		return fmt.Errorf("on_store_error: must be hold or open, got %q", r.OnStoreError)
 	}
-	if r.NewUsersPerMinute == 0 && r.MaxActiveUsers == 0 && r.Mode == Fifo {
+	if r.NewUsersPerMinute == 0 && r.MaxActiveUsers == 0 && (r.Mode == Fifo || r.Mode == Random) {
 		return errors.New("new_users_per_minute or max_active_users: set at least one, or nobody is ever admitted")
 	}
 	checks := []struct {
@@ -200,6 +212,7 @@ func (r *Room) validate() error {
 		{"claim_window", float64(r.ClaimWindow), 5, 3600},
 		{"inactivity_timeout", float64(r.InactivityTimeout), 10, 86400},
 		{"session_duration", float64(r.SessionDuration), 10, 86400},
+		{"random_window", float64(r.RandomWindow), 1, 3600},
 	}
 	for _, c := range checks {
 		if c.value < c.min || c.value > c.max {
@@ -277,8 +290,13 @@ func (r *Room) Bypasses(path string) bool {
 
 // Policy is the admission policy the store enforces for this room.
 func (r *Room) Policy() store.Policy {
+	var window time.Duration
+	if r.Mode == Random {
+		window = seconds(r.RandomWindow)
+	}
 	return store.Policy{
-		PerMinute: r.NewUsersPerMinute, Burst: r.Burst, Capacity: r.MaxActiveUsers,
+		RandomWindow: window,
+		PerMinute:    r.NewUsersPerMinute, Burst: r.Burst, Capacity: r.MaxActiveUsers,
 		ClaimWindow:  seconds(r.ClaimWindow),
 		SessionTTL:   seconds(r.InactivityTimeout),
 		QueueTimeout: seconds(r.QueueTimeout),

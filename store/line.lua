@@ -7,7 +7,15 @@
 -- KEYS[4] zset:  waiting tickets, score = last seen (ms)
 -- ARGV: op, now (ms), rate (per minute, 0 = none), burst, capacity (0 = none),
 --       claim window (ms), session ttl (ms), queue timeout (ms), arg (ticket or
---       n), session id, epoch the ticket was issued in (poll; 0 = any)
+--       n), session id, epoch the ticket was issued in (poll; 0 = any),
+--       random window (ms; 0 = first come, first served), a random key for a
+--       new line (an existing line keeps the key it was created with)
+--
+-- "admitted" counts positions in the calling order. In first-come order the
+-- position is the ticket; in random order, visitors who arrived within the
+-- same window are called in a keyed pseudorandom permutation of that
+-- window's tickets, so no per-visitor state is stored and nobody waits
+-- behind a later window.
 -- ops: join | poll | renew | end | admit | pause | resume | queue_all
 -- Returns {epoch, issued, admitted, flags (1 paused, 2 queue-all), ticket,
 --          outcome, live sessions, called, admitted in the last 5 minutes}
@@ -26,11 +34,14 @@ local queue_ms = tonumber(ARGV[8])
 local arg = tonumber(ARGV[9])
 local sid = ARGV[10]
 local ticket_epoch = tonumber(ARGV[11])
-if not (now and rate and burst and capacity and claim_ms and session_ms and queue_ms and arg and sid and ticket_epoch) then
+local window_ms = tonumber(ARGV[12])
+local random_key = ARGV[13] or ''
+if not (now and rate and burst and capacity and claim_ms and session_ms and queue_ms and arg and sid and ticket_epoch and window_ms) then
   return redis.error_reply('ERR line: bad arguments')
 end
 
-local s = redis.call('HMGET', line, 'epoch', 'issued', 'admitted', 'tokens', 'refilled', 'paused', 'queue_all')
+local s = redis.call('HMGET', line, 'epoch', 'issued', 'admitted', 'tokens', 'refilled', 'paused', 'queue_all',
+  'w_start', 'w_end', 'open_first', 'open_since', 'closed', 'rkey')
 local epoch = tonumber(s[1]) or now
 local issued = tonumber(s[2]) or 0
 local admitted = tonumber(s[3]) or 0
@@ -38,6 +49,14 @@ local tokens = tonumber(s[4]) or burst
 local refilled = tonumber(s[5]) or now
 local paused = s[6] == '1'
 local queue_all = s[7] == '1'
+-- Random order: the window being called, the window still filling, and the
+-- ends of the windows closed since (a comma-separated list).
+local w_start = tonumber(s[8]) or 1
+local w_end = tonumber(s[9]) or 0
+local open_first = tonumber(s[10]) or 1
+local open_since = tonumber(s[11]) or now
+local closed = s[12] or ''
+random_key = s[13] or random_key
 local minute = math.floor(now / 60000)
 local admitted_now = 0
 
@@ -56,6 +75,59 @@ local function free()
   return capacity - redis.call('ZCARD', sessions) - redis.call('ZCARD', called)
 end
 
+-- permute maps i in [0, n) to a keyed pseudorandom j in [0, n): two rounds
+-- of an odd multiply-add and a xorshift, each a bijection on [0, 2^bits),
+-- with cycle walking back into [0, n).
+local function permute(i, n, seed)
+  if n <= 1 then
+    return 0
+  end
+  local bits = 1
+  while 2 ^ bits < n do
+    bits = bits + 1
+  end
+  local m = 2 ^ bits
+  local h = redis.sha1hex(random_key .. ':' .. seed)
+  local function num(from)
+    return tonumber(string.sub(h, from, from + 6), 16)
+  end
+  local a1, c1, a2, c2 = (num(1) * 2 + 1) % m, num(8) % m, (num(15) * 2 + 1) % m, num(22) % m
+  local shift = 2 ^ math.max(1, math.floor(bits / 2))
+  local function round(x, a, c)
+    x = (a * x + c) % m
+    return bit.bxor(x, math.floor(x / shift))
+  end
+  local x = i
+  repeat
+    x = round(round(x, a1, c1), a2, c2)
+  until x < n
+  return x
+end
+
+-- ticket_at is the ticket called at position p.
+local function ticket_at(p)
+  if window_ms <= 0 then
+    return p
+  end
+  if p > w_end then
+    -- The next window: the oldest closed one, or, when none has closed,
+    -- the one still filling, cut here so nobody waits for it to fill.
+    w_start = w_end + 1
+    local comma = string.find(closed, ',', 1, true)
+    if comma then
+      w_end = tonumber(string.sub(closed, 1, comma - 1))
+      closed = string.sub(closed, comma + 1)
+    elseif closed ~= '' then
+      w_end = tonumber(closed)
+      closed = ''
+    else
+      w_end = issued
+      open_first, open_since = issued + 1, now
+    end
+  end
+  return w_start + permute(p - w_start, w_end - w_start + 1, epoch .. ':' .. w_start)
+end
+
 -- call_in calls up to limit waiting tickets in order and returns the tokens
 -- left. Automatic admission (bounded) obeys pause, queue-all, the rate and
 -- the capacity; the operator's "admit N" does not. A ticket whose holder
@@ -71,8 +143,8 @@ local function call_in(limit, available, bounded)
   end
   local skips = 1000
   while admitted < issued and limit > 0 and places > 0 and (not bounded or rate <= 0 or available >= 1) do
-    local t = admitted + 1
-    admitted = t
+    admitted = admitted + 1
+    local t = ticket_at(admitted)
     if redis.call('ZSCORE', waiting, t) then
       redis.call('ZREM', waiting, t)
       redis.call('ZADD', called, now + claim_ms, t)
@@ -126,6 +198,17 @@ end
 
 local ticket, outcome = 0, 0
 local function join()
+  if window_ms > 0 and now - open_since >= window_ms and issued >= open_first then
+    -- The filling window has run its time: close it before this arrival.
+    if closed == '' then
+      closed = tostring(issued)
+    else
+      closed = closed .. ',' .. issued
+    end
+    open_first, open_since = issued + 1, now
+  elseif window_ms > 0 and issued < open_first then
+    open_since = now
+  end
   issued = issued + 1
   ticket = issued
   redis.call('ZADD', waiting, now, ticket)
@@ -168,11 +251,11 @@ if op == 'poll' and ticket_epoch ~= epoch then
 elseif op == 'join' or op == 'poll' then
   if claim(ticket) then
     outcome = 1
-  elseif ticket > admitted or redis.call('ZSCORE', called, ticket) then
-    -- Still in line (or called and held under queue-all): seen now.
-    if ticket > admitted then
-      redis.call('ZADD', waiting, now, ticket)
-    end
+  elseif redis.call('ZSCORE', waiting, ticket) then
+    -- Still in line: seen now.
+    redis.call('ZADD', waiting, now, ticket)
+  elseif redis.call('ZSCORE', called, ticket) then
+    -- Called and held under queue-all: keep waiting.
   else
     -- Called but not claimed in time, or passed over while away: the place
     -- is gone, so the visitor draws a new ticket at the back.
@@ -198,7 +281,8 @@ local since = math.max(epoch, (minute - 4) * 60000)
 
 redis.call('HSET', line, 'epoch', epoch, 'issued', issued, 'admitted', admitted,
   'tokens', string.format('%.6f', tokens), 'refilled', refilled,
-  'paused', paused and '1' or '0', 'queue_all', queue_all and '1' or '0')
+  'paused', paused and '1' or '0', 'queue_all', queue_all and '1' or '0',
+  'w_start', w_start, 'w_end', w_end, 'open_first', open_first, 'open_since', open_since, 'closed', closed, 'rkey', random_key)
 local flags = (paused and 1 or 0) + (queue_all and 2 or 0)
 return {epoch, issued, admitted, flags, ticket, outcome,
   redis.call('ZCARD', sessions), redis.call('ZCARD', called), recent, since}

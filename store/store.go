@@ -51,6 +51,9 @@ type Policy struct {
 	// QueueTimeout is how long a waiting visitor keeps their place without
 	// polling.
 	QueueTimeout time.Duration
+	// RandomWindow, when set, calls visitors who arrived within the same
+	// window of this length in a random order; 0 is first come, first served.
+	RandomWindow time.Duration
 }
 
 // Line is a room's state after an operation.

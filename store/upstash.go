@@ -62,6 +62,10 @@ type Upstash struct {
 	// Prefix starts every key, so that several services can share a
 	// database. Empty means "wr:".
 	Prefix string
+	// RandomKey seeds the random calling order of a line created by this
+	// client; it must be secret, or visitors could compute the order. A
+	// line keeps the key it was created with.
+	RandomKey string
 }
 
 // Join implements Store.
@@ -155,7 +159,9 @@ func (u *Upstash) run(ctx context.Context, op, room string, p Policy, arg int64,
 		ms(p.ClaimWindow), ms(p.SessionTTL), ms(p.QueueTimeout),
 		strconv.FormatInt(arg, 10),
 		sessionID,
-		strconv.FormatInt(epoch, 10))
+		strconv.FormatInt(epoch, 10),
+		ms(p.RandomWindow),
+		u.RandomKey)
 	reply, err := u.command(ctx, append([]string{"EVALSHA", lineSHA}, args...))
 	if errors.Is(err, errNoScript) {
 		// Scripts are cached only until the database restarts or flushes

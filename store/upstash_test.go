@@ -69,7 +69,7 @@ func TestUpstashProtocol(t *testing.T) {
 					t.Fatalf("command %d is %s, want %s", i, c[0], tc.wantCmds[i])
 				}
 				want := []string{"4", "wr:shop:line", "wr:shop:sessions", "wr:shop:called", "wr:shop:waiting",
-					"join", "1700000000123", "60", "2", "9", "30000", "60000", "900000", "0", "sid", "0"}
+					"join", "1700000000123", "60", "2", "9", "30000", "60000", "900000", "0", "sid", "0", "0", ""}
 				if len(c) != 2+len(want) {
 					t.Fatalf("command %q has %d arguments, want %d", c, len(c)-2, len(want))
 				}

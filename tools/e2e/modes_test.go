@@ -213,3 +213,24 @@ func TestOriginCommands(t *testing.T) {
 		t.Fatalf("after the revoke %s sessions are active, want 2 (b and c)", act)
 	}
 }
+
+func TestRandomMode(t *testing.T) {
+	t.Parallel()
+	e := startRoom(t, loadTimeout, `{"paths":["/"],"mode":"random","max_active_users":2,"refresh_seconds":1,"claim_window":6}`)
+	var waiting []*visitor
+	for i := 0; i < 8; i++ {
+		v := &visitor{e: e}
+		if !v.in("/") {
+			waiting = append(waiting, v)
+		}
+	}
+	if len(waiting) != 6 {
+		t.Fatalf("%d of 8 wait with a capacity of 2, want 6", len(waiting))
+	}
+	e.admit(6)
+	for i, v := range waiting {
+		if !v.in("/") {
+			t.Fatalf("waiting visitor %d not admitted after admit 6", i)
+		}
+	}
+}

@@ -405,3 +405,84 @@ func TestConcurrentJoinsAreDistinctGaplessAndAdmittedInOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestRandomOrderWithinWindows(t *testing.T) {
+	st, _ := newStore(t)
+	st.RandomKey = "test key"
+	p := policy(0.01, 1, 0)
+	p.RandomWindow = time.Minute
+	l := &line{t: t, st: st, p: p}
+	var tickets []int64
+	for i := 0; i < 100; i++ { // window 1: the first minute (ticket 1 takes the burst)
+		tickets = append(tickets, l.join(t0.Add(time.Duration(i)*500*time.Millisecond)).Ticket)
+	}
+	// A window runs from its first arrival (ticket 2, at 0.5 s) for a
+	// minute; window 2 begins with the first arrival after that.
+	for i := 0; i < 100; i++ {
+		tickets = append(tickets, l.join(t0.Add(61*time.Second+time.Duration(i)*500*time.Millisecond)).Ticket)
+	}
+	now := t0.Add(2*time.Minute + time.Second)
+	order := map[int64]int{} // ticket -> round it was called in
+	order[1] = 0
+	for round := 1; len(order) < len(tickets); round++ {
+		if round > 50 {
+			t.Fatalf("after 50 rounds of admit 5, %d of %d called", len(order), len(tickets))
+		}
+		if _, err := st.Admit(ctx, "r", p, 5, now); err != nil {
+			t.Fatal(err)
+		}
+		for _, tk := range tickets {
+			if _, done := order[tk]; done {
+				continue
+			}
+			if l.poll(tk, now).Outcome == store.Admitted {
+				order[tk] = round
+			}
+		}
+	}
+	lastOfFirst, firstOfSecond := 0, 1<<30
+	inversions := 0
+	for i, a := range tickets {
+		if i < 100 && order[a] > lastOfFirst {
+			lastOfFirst = order[a]
+		}
+		if i >= 100 && order[a] < firstOfSecond {
+			firstOfSecond = order[a]
+		}
+		if i < 100 {
+			for _, b := range tickets[i+1 : 100] {
+				if order[b] < order[a] {
+					inversions++
+				}
+			}
+		}
+	}
+	if lastOfFirst > firstOfSecond {
+		t.Fatalf("a visitor of the second window (round %d) was called before one of the first (round %d)", firstOfSecond, lastOfFirst)
+	}
+	// 100 visitors in 20 rounds of 5: a first-come order has no pairs out
+	// of order; a random one has about 2,400 of the 4,950.
+	if inversions < 1000 {
+		t.Fatalf("only %d of 4,950 pairs in the first window were called out of arrival order: not random", inversions)
+	}
+}
+
+func TestRandomWindowStillFillingIsCut(t *testing.T) {
+	st, _ := newStore(t)
+	st.RandomKey = "k"
+	p := policy(0, 1, 3)
+	p.RandomWindow = time.Minute
+	l := &line{t: t, st: st, p: p}
+	var admitted int
+	for i := 0; i < 3; i++ {
+		if l.join(t0.Add(time.Duration(i)*time.Second)).Outcome == store.Admitted {
+			admitted++
+		}
+	}
+	if admitted != 3 {
+		t.Fatalf("a room with 3 free places admitted %d of 3 newcomers at once: the filling window must not hold them", admitted)
+	}
+	if pl := l.join(t0.Add(4 * time.Second)); pl.Outcome != store.Waiting {
+		t.Fatalf("the fourth visitor in a full room: %+v", pl)
+	}
+}
