@@ -97,10 +97,10 @@ type Gate struct {
 // session, poll a ticket or join the line. Only a lapsed session costs two
 // (the failed renewal, then a join).
 func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
-	pass, refused := g.bestPass(room, v)
 	if room.Mode == Reject {
 		return Decision{Action: Closed, Why: "room closed"}
 	}
+	pass, refused := g.bestPass(room, v)
 	policy := room.Policy()
 	if room.Mode == Passthrough {
 		policy = store.Policy{SessionTTL: policy.SessionTTL, QueueTimeout: policy.QueueTimeout, ClaimWindow: policy.ClaimWindow}
