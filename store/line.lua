@@ -1,7 +1,7 @@
 -- One operation on one room's line, atomically. See package store.
 --
 -- KEYS[1] hash:  epoch, issued, admitted, tokens, refilled, paused, queue_all,
---                and per-minute admission counts "m<minute>"
+--                random-order windows, and admissions per minute in m0..m4
 -- KEYS[2] zset:  live sessions, member = session id, score = expiry (ms)
 -- KEYS[3] zset:  called tickets not yet claimed, score = claim deadline (ms)
 -- KEYS[4] zset:  waiting tickets, score = last seen (ms)
@@ -267,15 +267,27 @@ elseif op == 'join' or op == 'poll' then
   end
 end
 
--- Count admissions per minute for the wait estimate; keep five minutes.
-if admitted_now > 0 then
-  redis.call('HINCRBY', line, 'm' .. minute, admitted_now)
+-- Count admissions per minute for the wait estimate, in five slots m0..m4
+-- holding "minute:count": a slot is reused five minutes on, so the count
+-- never outgrows five fields, however long a room sits idle.
+local function slot_count(m, value)
+  local sep = value and string.find(value, ':', 1, true)
+  if sep and tonumber(string.sub(value, 1, sep - 1)) == m then
+    return tonumber(string.sub(value, sep + 1)) or 0
+  end
+  return 0
 end
-redis.call('HDEL', line, 'm' .. (minute - 5), 'm' .. (minute - 6), 'm' .. (minute - 7))
-local counts = redis.call('HMGET', line, 'm' .. minute, 'm' .. (minute - 1), 'm' .. (minute - 2), 'm' .. (minute - 3), 'm' .. (minute - 4))
+local slots = redis.call('HMGET', line, 'm0', 'm1', 'm2', 'm3', 'm4')
+if admitted_now > 0 then
+  local i = minute % 5
+  local count = slot_count(minute, slots[i + 1]) + admitted_now
+  slots[i + 1] = minute .. ':' .. count
+  redis.call('HSET', line, 'm' .. i, slots[i + 1])
+end
 local recent = 0
-for _, c in ipairs(counts) do
-  recent = recent + (tonumber(c) or 0)
+for back = 0, 4 do
+  local m = minute - back
+  recent = recent + slot_count(m, slots[(m % 5) + 1])
 end
 local since = math.max(epoch, (minute - 4) * 60000)
 

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -249,6 +250,16 @@ func TestRecentAdmissionsAreCounted(t *testing.T) {
 	}
 	if pl = l.join(t0.Add(10 * time.Minute)); pl.Line.Recent != 1 {
 		t.Fatalf("ten minutes on, %d admissions counted as recent, want only the last one", pl.Line.Recent)
+	}
+	// Admissions in many minutes, with long idle gaps, leave a bounded hash.
+	for i := 0; i < 12; i++ {
+		l.join(t0.Add(time.Duration(11+10*i) * time.Minute))
+	}
+	r, err := native.Upstash{}.RoundTrip(ctx, store.Request{URL: st.URL + "/", Header: map[string]string{"Authorization": "Bearer " + st.Token},
+		Body: []byte(`["HLEN","` + st.Keys("r")[0] + `"]`)})
+	var hlen struct{ Result int }
+	if err != nil || json.Unmarshal(r.Body, &hlen) != nil || hlen.Result > 18 {
+		t.Fatalf("the line's hash after admissions across two hours: %s %v, want at most 18 fields (13 of state, 5 minute slots)", r.Body, err)
 	}
 }
 

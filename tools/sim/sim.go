@@ -16,6 +16,7 @@ import (
 	"math/rand"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
@@ -395,12 +396,17 @@ func (r *run) sample(ctx context.Context, now time.Time) error {
 	}
 	minute := now.UnixMilli() / 60000
 	if minute != r.lastMinute {
-		v, err := r.redis.Do("HGET", r.st.Keys(r.room)[0], "m"+strconv.FormatInt(minute-1, 10))
+		// The script keeps each minute's count in slot m<minute%5> as
+		// "minute:count".
+		prev := minute - 1
+		v, err := r.redis.Do("HGET", r.st.Keys(r.room)[0], "m"+strconv.FormatInt(prev%5, 10))
 		if err != nil {
 			return err
 		}
-		if n, _ := strconv.ParseInt(v.Str, 10, 64); n > r.rep.MaxPerMinute {
-			r.rep.MaxPerMinute = n
+		if m, count, ok := strings.Cut(v.Str, ":"); ok && m == strconv.FormatInt(prev, 10) {
+			if n, _ := strconv.ParseInt(count, 10, 64); n > r.rep.MaxPerMinute {
+				r.rep.MaxPerMinute = n
+			}
 		}
 		r.lastMinute = minute
 	}
