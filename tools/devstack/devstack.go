@@ -7,7 +7,6 @@ package devstack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"net"
@@ -15,13 +14,11 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/edgequeue/waitingroom/tools/fastlyhost"
-	"github.com/edgequeue/waitingroom/tools/resp"
+	"github.com/edgequeue/waitingroom/tools/redisproc"
 	"github.com/edgequeue/waitingroom/tools/upstashdev"
 )
 
@@ -145,8 +142,7 @@ func (s *Stack) serve(addr string, h http.Handler) (string, error) {
 }
 
 func (s *Stack) startRedis(o Options) error {
-	bin, err := exec.LookPath("redis-server")
-	if o.EmbeddedRedis || err != nil {
+	if _, err := exec.LookPath("redis-server"); o.EmbeddedRedis || err != nil {
 		mr := miniredis.NewMiniRedis()
 		if err := mr.Start(); err != nil {
 			return fmt.Errorf("embedded redis: %w", err)
@@ -155,36 +151,13 @@ func (s *Stack) startRedis(o Options) error {
 		s.RedisAddr, s.RedisKind = mr.Addr(), "embedded"
 		return nil
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := redisproc.Start()
 	if err != nil {
 		return err
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	dir, err := os.MkdirTemp("", "waitingroom-redis-")
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", dir, "--logfile", filepath.Join(dir, "redis.log"))
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("redis-server: %w", err)
-	}
-	s.closers = append(s.closers, func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		os.RemoveAll(dir)
-	})
-	s.RedisAddr, s.RedisKind = "127.0.0.1:"+strconv.Itoa(port), "redis-server"
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if v, err := resp.NewPool(s.RedisAddr, 1).Do("PING"); err == nil && v.Str == "PONG" {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return errors.New("redis-server did not answer PING within 10s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	s.closers = append(s.closers, srv.Close)
+	s.RedisAddr, s.RedisKind = srv.Addr, "redis-server"
+	return nil
 }
 
 // Close stops every part, the last started first.

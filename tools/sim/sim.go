@@ -1,11 +1,18 @@
-// Package sim drives the waiting room's real store script on a real Redis
-// in virtual time: a flash crowd and a steady stream of visitors who poll,
-// leave, get called, stay and go, and the measurements that say whether the
-// room is exact about capacity, fair, and busy.
+// Package sim plays an event against an admission policy on a real Redis in
+// virtual time: a flash crowd and a steady stream of visitors who poll,
+// leave, get called, stay and go, and the measurements that say whether a
+// design is exact about capacity, fair, busy and cheap.
 //
-// The script takes the time as an argument, so an hour of an event runs in
-// seconds: every call passes the simulated clock. Calls go through the
-// production store client and the Upstash REST stand-in, in process.
+// The policies (the waiting room's own script, and models of two other
+// designs) take the time as an argument, so an hour of an event runs in
+// seconds: every call passes the simulated clock. The visitors are the same
+// for every policy: one seed draws who arrives when, who gives up, and who
+// stays how long.
+//
+// Requests that fall within Config.Batch of each other are sent to the
+// store concurrently, as an edge sends them; everything else (the visitors'
+// choices, the clock, the measurements) runs in one goroutine in event
+// order.
 package sim
 
 import (
@@ -16,22 +23,24 @@ import (
 	"math/rand"
 	"sort"
 	"strconv"
-	"strings"
+	"sync"
 	"time"
 
-	"github.com/edgequeue/waitingroom/queue"
-	"github.com/edgequeue/waitingroom/store"
 	"github.com/edgequeue/waitingroom/tools/resp"
 )
 
-// Config describes the event and the room.
+// Config describes the event. The policy brings the room.
 type Config struct {
 	Visitors   int
 	FlashCrowd int           // how many of them arrive in the first minute
 	Spread     time.Duration // the rest arrive evenly over this time after it
-	// Room is the room under test: its policy, poll intervals and
-	// heartbeat are the ones the edge uses.
-	Room     *queue.Room
+	// Capacity is the most visitors the origin should have at once: the
+	// yardstick for overshoot and utilisation, whatever the policy counts.
+	Capacity int
+	// Refresh is the slack an inversion must exceed: a visitor overtaken
+	// by less than one queue-page refresh was not wronged by the policy
+	// but by the timing of polls.
+	Refresh  time.Duration
 	StayMin  time.Duration // admitted visitors stay between StayMin and StayMax
 	StayMax  time.Duration
 	Activity time.Duration // an admitted visitor's interval between requests
@@ -39,62 +48,100 @@ type Config struct {
 	// stop polling at a random point while waiting (and may be called in
 	// their absence).
 	NoShowJoin, NoShowWait float64
-	Sample                 time.Duration // how often utilisation is sampled
+	Sample                 time.Duration // how often the room is sampled
 	Seed                   int64
+	// Batch is the span of simulated time whose requests go to the store
+	// concurrently, at most Concurrency at once. It must be shorter than
+	// the shortest poll interval, so a visitor has one request per batch.
+	Batch       time.Duration
+	Concurrency int
 }
 
 // Report is what a run measured.
 type Report struct {
+	Policy             string
 	Visitors, Admitted int
 	Capacity           int
-	// MaxActive is the most live sessions seen after any call; MaxHeld adds
-	// the called visitors still inside their claim window.
-	MaxActive, MaxHeld int64
-	// Overshoot is how far MaxActive went past the capacity (0 is exact).
+	// MaxLive is the most visitors on the origin at once: admitted and not
+	// yet gone, whether or not the policy knows they are gone.
+	MaxLive int64
+	// Overshoot is how far MaxLive went past the capacity (0 is exact).
 	Overshoot int64
+	// MaxHeld is the most places the policy itself counted as taken
+	// (sessions plus called visitors still inside their claim window),
+	// or -1 when it counts none.
+	MaxHeld int64
 	// Inversions counts visitors who kept polling and yet were overtaken:
-	// a visitor holding a higher ticket got in more than one refresh
-	// interval before them (the slack a poll's timing allows).
+	// a visitor who arrived later got in more than one refresh before them.
 	Inversions int
 	// LostPlaces counts visitors who kept polling and still lost their
 	// place (called and not claimed in time, or passed over).
 	LostPlaces int
-	// Utilisation is the mean of live sessions / capacity over the samples
+	// NeverAdmitted counts visitors who kept polling to the end of the
+	// event and never got in.
+	NeverAdmitted int
+	// Utilisation is the mean of live visitors / capacity over the samples
 	// taken while visitors were waiting.
 	Utilisation float64
-	// MaxPerMinute is the most visitors called in one calendar minute.
+	// MaxPerMinute is the most visitors called in one calendar minute, for
+	// policies that keep the count (see MinuteCounter).
 	MaxPerMinute int64
-	// Calls counts store calls by operation; Requests counts visitor
-	// requests by kind.
+	// Calls counts store calls by the kind of visitor request that made
+	// them; Requests counts visitor requests by kind: join, poll, session
+	// (an admitted visitor's request) and leave (a departure beacon).
 	Calls, Requests map[string]int
 	// Waited is the time from arrival to admission of admitted visitors.
 	WaitP50, WaitP90, WaitP99 time.Duration
-	// RedisMemory is used_memory at the end, in bytes, and its growth.
-	RedisMemory, RedisGrowth int64
-	// Duration is the simulated time the event took.
-	Duration time.Duration
-	Timeline []Sample
+	// RedisMemory is what Redis allocated for the policy's keys at the end
+	// of the event, RedisPeak the most it allocated during it, in bytes
+	// over what it held before (clients' buffers and the script cache left
+	// out).
+	RedisMemory, RedisPeak int64
+	// Duration is the simulated time the event took; Elapsed the real time
+	// the run took.
+	Duration, Elapsed time.Duration
+	Timeline          []Sample
 }
 
 // Sample is the room's state at one instant of the run.
 type Sample struct {
-	At                      time.Duration
-	Waiting, Active, Called int64
+	At            time.Duration
+	Waiting, Live int64
+	Admitted      int // admissions so far
 }
 
+// TotalCalls is every store call the visitors' requests caused.
+func (r Report) TotalCalls() int { return sum(r.Calls) }
+
 // CallsPerRequest is the store calls divided by visitor requests.
-func (r Report) CallsPerRequest() float64 {
-	calls, reqs := 0, 0
-	for _, n := range r.Calls {
-		calls += n
+func (r Report) CallsPerRequest() float64 { return ratio(sum(r.Calls), sum(r.Requests)) }
+
+// CallsPerAdmitted is the store calls divided by the visitors admitted: what
+// one served visitor costs in store calls.
+func (r Report) CallsPerAdmitted() float64 { return ratio(sum(r.Calls), r.Admitted) }
+
+// CallsPer is the store calls a request of the kind made on average.
+func (r Report) CallsPer(kind string) float64 { return ratio(r.Calls[kind], r.Requests[kind]) }
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
 	}
-	for _, n := range r.Requests {
-		reqs += n
-	}
-	if reqs == 0 {
+	return n
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
 		return 0
 	}
-	return float64(calls) / float64(reqs)
+	return float64(a) / float64(b)
+}
+
+// MinuteCounter is a policy that counts the visitors it called in each
+// calendar minute (a rate-limited room).
+type MinuteCounter interface {
+	CalledIn(ctx context.Context, minute time.Time) (int64, error)
 }
 
 type kind int
@@ -109,7 +156,7 @@ const (
 type event struct {
 	at   time.Time
 	kind kind
-	v    *visitor
+	v    *Visitor
 	seq  int
 }
 
@@ -131,64 +178,48 @@ func (e *events) Pop() any {
 	return x
 }
 
-type visitor struct {
-	id        int
-	ticket    int64
-	epoch     int64
-	session   string
-	arrived   time.Time
-	admitted  time.Time
-	leaves    time.Time // when an admitted visitor goes
-	renewed   time.Time
-	pollsLeft int   // polls before a NoShowWait visitor gives up; -1 never
-	waiting   bool  // polling for a place
-	beacon    bool  // leaves by beacon rather than going idle
-	first     int64 // the ticket drawn on arrival
-	steady    bool  // never stops polling while waiting
-}
+// Start is the simulated clock's first instant.
+var Start = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 
-// Run plays the event against st, the store client under test, with redis
-// the Redis behind it (for memory and per-minute counts).
-func Run(ctx context.Context, cfg Config, st *store.Upstash, room string, redis *resp.Pool) (Report, error) {
-	r := &run{cfg: cfg, st: st, room: room, redis: redis, rng: rand.New(rand.NewSource(cfg.Seed)),
-		policy: cfg.Room.Policy(), refresh: time.Duration(cfg.Room.RefreshSeconds) * time.Second,
-		start: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
-		rep:   Report{Visitors: cfg.Visitors, Capacity: cfg.Room.MaxActiveUsers, Calls: map[string]int{}, Requests: map[string]int{}}}
-	return r.play(ctx)
+// Run plays the event against p, with redis the Redis behind it (for its
+// memory).
+func Run(ctx context.Context, cfg Config, p Policy, redis *resp.Pool) (Report, error) {
+	if cfg.Concurrency < 1 {
+		cfg.Concurrency = 1
+	}
+	r := &run{cfg: cfg, p: p, redis: redis, rng: rand.New(rand.NewSource(cfg.Seed)),
+		rep: Report{Policy: p.Name(), Visitors: cfg.Visitors, Capacity: cfg.Capacity, MaxHeld: -1,
+			Calls: map[string]int{}, Requests: map[string]int{}}}
+	began := time.Now()
+	rep, err := r.play(ctx)
+	rep.Elapsed = time.Since(began)
+	return rep, err
 }
 
 type run struct {
 	cfg        Config
-	policy     store.Policy
-	refresh    time.Duration
-	st         *store.Upstash
-	room       string
+	p          Policy
 	redis      *resp.Pool
 	rng        *rand.Rand
-	start      time.Time
 	q          events
 	seq        int
 	rep        Report
 	waits      []time.Duration
-	visitors   []*visitor
+	visitors   []*Visitor
 	waiting    int // visitors polling for a place
-	sessions   int // admitted visitors who have not left
+	live       int // admitted visitors who have not gone
 	utilSum    float64
 	utilN      int
-	lastMinute int64
+	lastMinute time.Time
 	memBefore  int64
 }
 
-func (r *run) at(t time.Time, k kind, v *visitor) {
+func (r *run) at(t time.Time, k kind, v *Visitor) {
 	r.seq++
 	heap.Push(&r.q, &event{at: t, kind: k, v: v, seq: r.seq})
 }
 
 func (r *run) play(ctx context.Context) (Report, error) {
-	var err error
-	if r.memBefore, err = r.usedMemory(); err != nil {
-		return r.rep, err
-	}
 	for i := 0; i < r.cfg.Visitors; i++ {
 		var t time.Duration
 		if i < r.cfg.FlashCrowd {
@@ -196,7 +227,7 @@ func (r *run) play(ctx context.Context) (Report, error) {
 		} else if rest := r.cfg.Visitors - r.cfg.FlashCrowd; rest > 0 {
 			t = time.Minute + time.Duration(int64(r.cfg.Spread)*int64(i-r.cfg.FlashCrowd)/int64(rest))
 		}
-		v := &visitor{id: i, pollsLeft: -1, beacon: r.rng.Intn(2) == 0}
+		v := &Visitor{ID: i, Session: "s" + strconv.Itoa(i), pollsLeft: -1, beacon: r.rng.Intn(2) == 0}
 		r.visitors = append(r.visitors, v)
 		switch x := r.rng.Float64(); {
 		case x < r.cfg.NoShowJoin:
@@ -204,16 +235,22 @@ func (r *run) play(ctx context.Context) (Report, error) {
 		case x < r.cfg.NoShowJoin+r.cfg.NoShowWait:
 			v.pollsLeft = 1 + r.rng.Intn(20)
 		}
-		r.at(r.start.Add(t), arrive, v)
+		v.steady = v.pollsLeft < 0
+		r.at(Start.Add(t), arrive, v)
 	}
-	r.at(r.start, sample, nil)
+	r.at(Start, sample, nil)
+	r.lastMinute = Start
+	var err error
+	if r.memBefore, err = r.usedMemory(); err != nil {
+		return r.rep, err
+	}
 	var now time.Time
 	pending := r.cfg.Visitors
 	for r.q.Len() > 0 {
 		e := heap.Pop(&r.q).(*event)
 		now = e.at
 		if e.kind == sample {
-			if pending == 0 && r.waiting == 0 && r.sessions == 0 {
+			if pending == 0 && r.waiting == 0 && r.live == 0 {
 				break
 			}
 			if err := r.sample(ctx, now); err != nil {
@@ -222,26 +259,41 @@ func (r *run) play(ctx context.Context) (Report, error) {
 			r.at(now.Add(r.cfg.Sample), sample, nil)
 			continue
 		}
-		if e.kind == arrive {
-			pending--
+		batch := []*event{e}
+		for r.q.Len() > 0 && r.q[0].kind != sample && r.q[0].at.Before(e.at.Add(r.cfg.Batch)) {
+			batch = append(batch, heap.Pop(&r.q).(*event))
 		}
-		if err := r.handle(ctx, e, now); err != nil {
+		for _, e := range batch {
+			if e.kind == arrive {
+				pending--
+			}
+		}
+		if err := r.handle(ctx, batch); err != nil {
 			return r.rep, err
 		}
 	}
-	r.rep.Duration = now.Sub(r.start)
+	r.rep.Duration = now.Sub(Start)
+	r.finish()
+	mem, err := r.usedMemory()
+	r.rep.RedisMemory = max(0, mem-r.memBefore)
+	return r.rep, err
+}
+
+func (r *run) finish() {
 	if r.utilN > 0 {
 		r.rep.Utilisation = r.utilSum / float64(r.utilN)
 	}
-	if r.rep.Capacity > 0 && r.rep.MaxActive > int64(r.rep.Capacity) {
-		r.rep.Overshoot = r.rep.MaxActive - int64(r.rep.Capacity)
+	if r.rep.Capacity > 0 && r.rep.MaxLive > int64(r.rep.Capacity) {
+		r.rep.Overshoot = r.rep.MaxLive - int64(r.rep.Capacity)
 	}
 	r.rep.Inversions = r.overtaken()
+	for _, v := range r.visitors {
+		if v.steady && v.admitted.IsZero() {
+			r.rep.NeverAdmitted++
+		}
+	}
 	sort.Slice(r.waits, func(i, j int) bool { return r.waits[i] < r.waits[j] })
 	r.rep.WaitP50, r.rep.WaitP90, r.rep.WaitP99 = percentile(r.waits, 50), percentile(r.waits, 90), percentile(r.waits, 99)
-	mem, err := r.usedMemory()
-	r.rep.RedisMemory, r.rep.RedisGrowth = mem, mem-r.memBefore
-	return r.rep, err
 }
 
 func percentile(d []time.Duration, p int) time.Duration {
@@ -255,100 +307,137 @@ func percentile(d []time.Duration, p int) time.Duration {
 	return d[i]
 }
 
-func (r *run) observe(l store.Line) {
-	if l.Active > r.rep.MaxActive {
-		r.rep.MaxActive = l.Active
-	}
-	if l.Active+l.Called > r.rep.MaxHeld {
-		r.rep.MaxHeld = l.Active + l.Called
-	}
+// step is one request of a batch: what the visitor asks, and the answer.
+type step struct {
+	e      *event
+	kind   string // the request kind, "" when the visitor makes none
+	answer Answer
+	err    error
 }
 
-func (r *run) handle(ctx context.Context, e *event, now time.Time) error {
-	v := e.v
-	switch e.kind {
-	case arrive:
-		v.arrived = now
-		v.session = "s" + strconv.Itoa(v.id)
-		r.rep.Requests["join"]++
-		r.rep.Calls["join"]++
-		pl, err := r.st.Join(ctx, r.room, r.policy, v.session, now)
-		if err != nil {
+// handle plays a batch of events: the visitors' choices in event order, the
+// store calls concurrently, then the answers in event order again.
+func (r *run) handle(ctx context.Context, batch []*event) error {
+	steps := make([]step, len(batch))
+	for i, e := range batch {
+		steps[i] = step{e: e, kind: r.request(e)}
+	}
+	sem := make(chan struct{}, r.cfg.Concurrency)
+	var wg sync.WaitGroup
+	for i := range steps {
+		s := &steps[i]
+		if s.kind == "" {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			s.answer, s.err = r.call(ctx, s.kind, s.e)
+		}()
+	}
+	wg.Wait()
+	for i := range steps {
+		if err := r.settle(&steps[i]); err != nil {
 			return err
 		}
-		v.ticket, v.first, v.epoch = pl.Ticket, pl.Ticket, pl.Line.Epoch
-		v.steady = v.pollsLeft < 0
-		return r.settle(v, pl, now)
-	case poll:
-		if !v.waiting {
-			return nil
-		}
-		if v.pollsLeft == 0 {
-			// Gone: the tab was closed. The ticket stays in the store
-			// until the queue timeout or its claim window passes.
-			v.waiting = false
-			r.waiting--
-			return nil
-		}
-		if v.pollsLeft > 0 {
-			v.pollsLeft--
-		}
-		r.rep.Requests["poll"]++
-		r.rep.Calls["poll"]++
-		pl, err := r.st.Poll(ctx, r.room, r.policy, store.Ticket{Number: v.ticket, Epoch: v.epoch}, v.session, now)
-		if err != nil {
-			return err
-		}
-		if pl.Outcome == store.Rejoined && v.steady {
-			r.rep.LostPlaces++
-		}
-		v.waiting = false
-		r.waiting--
-		v.ticket, v.epoch = pl.Ticket, pl.Line.Epoch
-		return r.settle(v, pl, now)
-	case activity:
-		if !now.Before(v.leaves) {
-			r.sessions--
-			if v.beacon {
-				r.rep.Requests["leave"]++
-				r.rep.Calls["end"]++
-				l, err := r.st.End(ctx, r.room, r.policy, v.session, now)
-				r.observe(l)
-				return err
-			}
-			return nil // idle: the session lapses on its own
-		}
-		r.rep.Requests["session"]++
-		if now.Sub(v.renewed) >= r.cfg.Room.Heartbeat() {
-			r.rep.Calls["renew"]++
-			ok, l, err := r.st.Renew(ctx, r.room, r.policy, v.session, now)
-			if err != nil {
-				return err
-			}
-			r.observe(l)
-			if !ok {
-				return fmt.Errorf("visitor %d: an active session lapsed (renewed %v ago)", v.id, now.Sub(v.renewed))
-			}
-			v.renewed = now
-		}
-		r.at(now.Add(r.cfg.Activity), activity, v)
 	}
 	return nil
 }
 
-// settle follows a Join or Poll: admitted visitors start their stay, the
-// others poll again.
-func (r *run) settle(v *visitor, pl store.Place, now time.Time) error {
-	r.observe(pl.Line)
-	if pl.Outcome != store.Admitted {
-		v.waiting = true
-		r.waiting++
-		r.at(now.Add(r.cfg.Room.PollEvery(pl.Ticket-pl.Line.Admitted-1)), poll, v)
+// request decides what the visitor of e does, and returns the kind of
+// request they make.
+func (r *run) request(e *event) string {
+	v := e.v
+	switch e.kind {
+	case arrive:
+		v.arrived = e.at
+		return "join"
+	case poll:
+		if !v.waiting {
+			return ""
+		}
+		if v.pollsLeft == 0 {
+			// Gone: the tab was closed. Whatever the policy holds for
+			// them stays until it times out.
+			v.waiting = false
+			r.waiting--
+			return ""
+		}
+		if v.pollsLeft > 0 {
+			v.pollsLeft--
+		}
+		return "poll"
+	case activity:
+		if !e.at.Before(v.leaves) {
+			r.live--
+			if v.beacon {
+				return "leave"
+			}
+			return "" // idle: the session lapses on its own
+		}
+		return "session"
+	}
+	return ""
+}
+
+func (r *run) call(ctx context.Context, kind string, e *event) (Answer, error) {
+	v, now := e.v, e.at
+	switch kind {
+	case "join":
+		return r.p.Join(ctx, v, now)
+	case "poll":
+		return r.p.Poll(ctx, v, now)
+	case "session":
+		n, err := r.p.Visit(ctx, v, now)
+		return Answer{Calls: n, Held: -1}, err
+	default: // leave
+		n, err := r.p.Leave(ctx, v, now)
+		return Answer{Calls: n, Held: -1}, err
+	}
+}
+
+// settle follows a request: admitted visitors start their stay, waiting
+// ones poll again, and active ones come back after their next pause.
+func (r *run) settle(s *step) error {
+	if s.kind == "" {
 		return nil
 	}
-	v.admitted, v.renewed = now, now
+	v, now := s.e.v, s.e.at
+	if s.err != nil {
+		return fmt.Errorf("%s: visitor %d's %s at %v: %w", r.p.Name(), v.ID, s.kind, now.Sub(Start), s.err)
+	}
+	r.rep.Requests[s.kind]++
+	r.rep.Calls[s.kind] += s.answer.Calls
+	if s.answer.Held > r.rep.MaxHeld {
+		r.rep.MaxHeld = s.answer.Held
+	}
+	switch s.kind {
+	case "session":
+		r.at(now.Add(r.cfg.Activity), activity, v)
+		return nil
+	case "leave":
+		return nil
+	case "poll":
+		v.waiting = false
+		r.waiting--
+		if s.answer.Lost && v.steady {
+			r.rep.LostPlaces++
+			v.lost = true
+		}
+	}
+	if !s.answer.Admitted {
+		v.waiting = true
+		r.waiting++
+		r.at(now.Add(s.answer.Next), poll, v)
+		return nil
+	}
+	v.admitted = now
 	r.rep.Admitted++
-	r.sessions++
+	r.live++
+	if int64(r.live) > r.rep.MaxLive {
+		r.rep.MaxLive = int64(r.live)
+	}
 	r.waits = append(r.waits, now.Sub(v.arrived))
 	stay := r.cfg.StayMin + time.Duration(r.rng.Int63n(int64(r.cfg.StayMax-r.cfg.StayMin)+1))
 	v.leaves = now.Add(stay)
@@ -356,72 +445,84 @@ func (r *run) settle(v *visitor, pl store.Place, now time.Time) error {
 	return nil
 }
 
-// overtaken counts steady visitors (who polled until admitted, with the
-// ticket they drew) admitted more than one refresh after some visitor
-// holding a higher ticket: admissions out of arrival order.
+// overtaken counts steady visitors (who polled until admitted and never
+// lost their place) admitted more than one refresh after some visitor who
+// arrived later: admissions out of arrival order. Arrivals within one batch
+// of each other reached the store at once, so neither came first.
 func (r *run) overtaken() int {
-	var steady []*visitor
+	var steady []*Visitor
 	for _, v := range r.visitors {
-		if v.steady && !v.admitted.IsZero() && v.ticket == v.first {
+		if v.steady && !v.lost && !v.admitted.IsZero() {
 			steady = append(steady, v)
 		}
 	}
-	sort.Slice(steady, func(i, j int) bool { return steady[i].first < steady[j].first })
-	n := 0
-	earliestLater := time.Time{} // earliest admission among higher tickets
+	sort.Slice(steady, func(i, j int) bool { return steady[i].arrived.Before(steady[j].arrived) })
+	// earliest[i] is the earliest admission among steady[i:].
+	earliest := make([]time.Time, len(steady)+1)
 	for i := len(steady) - 1; i >= 0; i-- {
-		v := steady[i]
-		if !earliestLater.IsZero() && v.admitted.Sub(earliestLater) > r.refresh {
-			n++
+		earliest[i] = steady[i].admitted
+		if next := earliest[i+1]; !next.IsZero() && next.Before(earliest[i]) {
+			earliest[i] = next
 		}
-		if earliestLater.IsZero() || v.admitted.Before(earliestLater) {
-			earliestLater = v.admitted
+	}
+	n := 0
+	for i, v := range steady {
+		later := i + sort.Search(len(steady)-i, func(k int) bool {
+			return steady[i+k].arrived.Sub(v.arrived) >= r.cfg.Batch
+		})
+		if e := earliest[later]; !e.IsZero() && v.admitted.Sub(e) > r.cfg.Refresh {
+			n++
 		}
 	}
 	return n
 }
 
 // sample records the room's state, utilisation while visitors wait, and
-// the calls of each finished minute.
+// once a minute the policy's own count and Redis's memory.
 func (r *run) sample(ctx context.Context, now time.Time) error {
-	l, err := r.st.Stats(ctx, r.room, r.policy, now)
+	r.rep.Timeline = append(r.rep.Timeline, Sample{At: now.Sub(Start), Waiting: int64(r.waiting), Live: int64(r.live), Admitted: r.rep.Admitted})
+	if r.waiting > 0 && r.cfg.Capacity > 0 {
+		r.utilSum += float64(r.live) / float64(r.cfg.Capacity)
+		r.utilN++
+	}
+	held, ok, err := r.p.Held(ctx, now)
 	if err != nil {
 		return err
 	}
-	r.observe(l)
-	r.rep.Timeline = append(r.rep.Timeline, Sample{At: now.Sub(r.start), Waiting: int64(r.waiting), Active: l.Active, Called: l.Called})
-	if r.waiting > 0 && r.policy.Capacity > 0 {
-		r.utilSum += float64(l.Active) / float64(r.policy.Capacity)
-		r.utilN++
+	if ok && held > r.rep.MaxHeld {
+		r.rep.MaxHeld = held
 	}
-	minute := now.UnixMilli() / 60000
-	if minute != r.lastMinute {
-		// The script keeps each minute's count in slot m<minute%5> as
-		// "minute:count".
-		prev := minute - 1
-		v, err := r.redis.Do("HGET", r.st.Keys(r.room)[0], "m"+strconv.FormatInt(prev%5, 10))
+	minute := now.Truncate(time.Minute)
+	if minute.Equal(r.lastMinute) {
+		return nil
+	}
+	if mc, ok := r.p.(MinuteCounter); ok {
+		n, err := mc.CalledIn(ctx, r.lastMinute)
 		if err != nil {
 			return err
 		}
-		if m, count, ok := strings.Cut(v.Str, ":"); ok && m == strconv.FormatInt(prev, 10) {
-			if n, _ := strconv.ParseInt(count, 10, 64); n > r.rep.MaxPerMinute {
-				r.rep.MaxPerMinute = n
-			}
-		}
-		r.lastMinute = minute
+		r.rep.MaxPerMinute = max(r.rep.MaxPerMinute, n)
 	}
-	return nil
+	r.lastMinute = minute
+	mem, err := r.usedMemory()
+	r.rep.RedisPeak = max(r.rep.RedisPeak, mem-r.memBefore)
+	return err
 }
 
+// usedMemory is what Redis allocated for the keys: its total, less what
+// it took at startup, its clients' buffers and its script cache.
 func (r *run) usedMemory() (int64, error) {
 	v, err := r.redis.Do("MEMORY", "STATS")
 	if err != nil {
 		return 0, err
 	}
+	stats := map[string]int64{}
 	for i := 0; i+1 < len(v.Array); i += 2 {
-		if v.Array[i].Str == "total.allocated" {
-			return v.Array[i+1].Int, nil
-		}
+		stats[v.Array[i].Str] = v.Array[i+1].Int
 	}
-	return 0, fmt.Errorf("MEMORY STATS has no total.allocated")
+	total, ok := stats["total.allocated"]
+	if !ok {
+		return 0, fmt.Errorf("MEMORY STATS has no total.allocated")
+	}
+	return total - stats["startup.allocated"] - stats["clients.normal"] - stats["lua.caches"], nil
 }

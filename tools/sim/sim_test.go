@@ -5,101 +5,141 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgequeue/waitingroom/queue"
-	"github.com/edgequeue/waitingroom/store"
-	"github.com/edgequeue/waitingroom/tools/native"
 	"github.com/edgequeue/waitingroom/tools/redistest"
 	"github.com/edgequeue/waitingroom/tools/resp"
-	"github.com/edgequeue/waitingroom/tools/upstashdev"
 )
 
-// flashCrowd is a flash crowd then a steady stream, with 30% of visitors
-// leaving before they are served, as the admission issue describes.
-func flashCrowd(visitors int, room string) Config {
-	r, err := queue.ParseRoom("sim", []byte(room))
-	if err != nil {
-		panic(err)
-	}
-	return Config{
-		Visitors: visitors, FlashCrowd: visitors / 2, Spread: 10 * time.Minute, Room: r,
-		StayMin: time.Minute, StayMax: 4 * time.Minute, Activity: 15 * time.Second,
-		NoShowJoin: 0.15, NoShowWait: 0.15, Sample: 5 * time.Second, Seed: 1,
-	}
+// crowd is the admission issue's event: half the visitors in the first
+// minute, the rest over ten.
+func crowd(visitors, capacity int) Config {
+	return Crowd(visitors, visitors/2, capacity, 10*time.Minute)
 }
 
-func runSim(t testing.TB, cfg Config) Report {
+// runOurs plays cfg against the waiting room's script on a fresh
+// redis-server, in the room settings describes.
+func runOurs(t testing.TB, cfg Config, settings string) Report {
 	t.Helper()
-	addr := redistest.Start(t)
-	st := &store.Upstash{URL: "http://upstash.local", Token: redistest.Token, RandomKey: "sim",
-		Transport: native.InProcess{Handler: upstashdev.New(addr, redistest.Token)}, Timeout: 5 * time.Second}
-	rep, err := Run(context.Background(), cfg, st, "sim", resp.NewPool(addr, 4))
+	room, err := Room(settings)
 	if err != nil {
 		t.Fatal(err)
 	}
+	addr := redistest.Start(t)
+	return runPolicy(t, cfg, NewOurs(addr, room), addr)
+}
+
+func runPolicy(t testing.TB, cfg Config, p Policy, addr string) Report {
+	t.Helper()
+	rep, err := Run(context.Background(), cfg, p, resp.NewPool(addr, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", summary(rep))
 	return rep
-}
-
-// windows are the room settings both simulated rooms share.
-const windows = `"paths":["/"],"refresh_seconds":10,"claim_window":20,"inactivity_timeout":60,"queue_timeout":300`
-
-func TestCapacityRoom(t *testing.T) {
-	rep := runSim(t, flashCrowd(1500, `{"max_active_users":100,`+windows+`}`))
-	t.Logf("%+v", summary(rep))
-	if rep.Overshoot != 0 || rep.MaxActive > 100 {
-		t.Errorf("live sessions reached %d with a capacity of 100", rep.MaxActive)
-	}
-	if rep.MaxHeld > 100 {
-		t.Errorf("sessions plus held calls reached %d with a capacity of 100", rep.MaxHeld)
-	}
-	if rep.Inversions != 0 || rep.LostPlaces != 0 {
-		t.Errorf("FIFO: %d overtaken, %d steady visitors lost their place", rep.Inversions, rep.LostPlaces)
-	}
-	if rep.Utilisation < 0.98 {
-		t.Errorf("utilisation %.3f while visitors waited, want at least 0.98", rep.Utilisation)
-	}
-	if rep.Admitted < 1000 {
-		t.Errorf("only %d of 1500 admitted (about 30%% leave before)", rep.Admitted)
-	}
-}
-
-func TestRateRoom(t *testing.T) {
-	rep := runSim(t, flashCrowd(800, `{"new_users_per_minute":60,"burst":10,`+windows+`}`))
-	t.Logf("%+v", summary(rep))
-	if rep.MaxPerMinute > 60+10 {
-		t.Errorf("%d called in one minute, over the rate of 60 plus the burst of 10", rep.MaxPerMinute)
-	}
-	if rep.Inversions != 0 || rep.LostPlaces != 0 {
-		t.Errorf("FIFO: %d overtaken, %d steady visitors lost their place", rep.Inversions, rep.LostPlaces)
-	}
 }
 
 func summary(r Report) map[string]any {
 	return map[string]any{
-		"admitted": r.Admitted, "max active": r.MaxActive, "max held": r.MaxHeld, "overshoot": r.Overshoot,
-		"inversions": r.Inversions, "lost": r.LostPlaces, "utilisation": r.Utilisation, "max/min": r.MaxPerMinute,
-		"calls": r.Calls, "requests": r.Requests, "calls/request": r.CallsPerRequest(),
+		"policy": r.Policy, "admitted": r.Admitted, "max live": r.MaxLive, "max held": r.MaxHeld, "overshoot": r.Overshoot,
+		"inversions": r.Inversions, "lost": r.LostPlaces, "never": r.NeverAdmitted, "utilisation": r.Utilisation,
+		"max/min": r.MaxPerMinute, "calls": r.Calls, "requests": r.Requests, "calls/request": r.CallsPerRequest(),
 		"wait p50/p90/p99": []time.Duration{r.WaitP50, r.WaitP90, r.WaitP99},
-		"redis bytes":      r.RedisMemory, "redis growth": r.RedisGrowth, "simulated": r.Duration,
+		"redis bytes":      r.RedisMemory, "redis peak": r.RedisPeak, "simulated": r.Duration, "took": r.Elapsed,
+	}
+}
+
+func TestCapacityRoom(t *testing.T) {
+	rep := runOurs(t, crowd(1500, 100), `"max_active_users":100`)
+	if rep.Overshoot != 0 || rep.MaxLive > 100 {
+		t.Errorf("live visitors reached %d with a capacity of 100", rep.MaxLive)
+	}
+	if rep.MaxHeld > 100 {
+		t.Errorf("sessions plus held calls reached %d with a capacity of 100", rep.MaxHeld)
+	}
+	if rep.Inversions != 0 || rep.LostPlaces != 0 || rep.NeverAdmitted != 0 {
+		t.Errorf("FIFO: %d overtaken, %d steady visitors lost their place, %d never got in", rep.Inversions, rep.LostPlaces, rep.NeverAdmitted)
+	}
+	// Live visitors, not the sessions the room holds: a visitor who went
+	// idle holds a place until the inactivity timeout.
+	if rep.Utilisation < 0.85 {
+		t.Errorf("utilisation %.3f while visitors waited, want at least 0.85", rep.Utilisation)
+	}
+	if rep.Admitted < 1000 {
+		t.Errorf("only %d of 1500 admitted (about 30%% leave before)", rep.Admitted)
+	}
+	want := map[string]float64{"join": 1, "poll": 1, "leave": 1}
+	for kind, n := range want {
+		if got := rep.CallsPer(kind); got != n {
+			t.Errorf("%s: %.2f store calls a request, want %v", kind, got, n)
+		}
+	}
+	// One renewal per heartbeat (20 s) with a request every 15 s: every
+	// second request.
+	if got := rep.CallsPer("session"); got < 0.4 || got > 0.6 {
+		t.Errorf("session requests: %.2f store calls each, want about 0.5", got)
+	}
+}
+
+func TestRateRoom(t *testing.T) {
+	rep := runOurs(t, crowd(800, 0), `"new_users_per_minute":60,"burst":10`)
+	if rep.MaxPerMinute > 60+10 || rep.MaxPerMinute < 50 {
+		t.Errorf("%d called in one minute, want the rate of 60 (plus the burst of 10 at most)", rep.MaxPerMinute)
+	}
+	if rep.Inversions != 0 || rep.LostPlaces != 0 {
+		t.Errorf("FIFO: %d overtaken, %d steady visitors lost their place", rep.Inversions, rep.LostPlaces)
 	}
 }
 
 func TestRandomRoom(t *testing.T) {
-	rep := runSim(t, flashCrowd(1000, `{"mode":"random","random_window":60,"max_active_users":80,`+windows+`}`))
-	t.Logf("%+v", summary(rep))
+	rep := runOurs(t, crowd(1000, 80), `"mode":"random","random_window":60,"max_active_users":80`)
 	if rep.Overshoot != 0 || rep.MaxHeld > 80 {
-		t.Errorf("capacity 80: max active %d, max held %d", rep.MaxActive, rep.MaxHeld)
+		t.Errorf("capacity 80: max live %d, max held %d", rep.MaxLive, rep.MaxHeld)
 	}
 	if rep.LostPlaces != 0 {
 		t.Errorf("%d steady visitors lost their place", rep.LostPlaces)
-	}
-	// A called visitor's place stands empty until their next poll. In
-	// random order nobody knows they are next, so nobody polls fast, and
-	// utilisation is a little lower than first-come order's 98%.
-	if rep.Utilisation < 0.96 {
-		t.Errorf("utilisation %.3f while visitors waited, want at least 0.96", rep.Utilisation)
 	}
 	// Random order within each arrival minute means overtaking, by design.
 	if rep.Inversions == 0 {
 		t.Error("no visitor was overtaken: the order was not random")
 	}
+}
+
+// TestModels checks that the models of the other designs behave as their
+// descriptions say, on the same visitors as TestCapacityRoom.
+func TestModels(t *testing.T) {
+	cfg := crowd(1500, 100)
+	tc, gate := Models(redistest.Start(t), redistest.Start(t), cfg)
+	t.Run("two-counter", func(t *testing.T) {
+		rep := runPolicy(t, cfg, tc, tc.Redis.Addr)
+		if got := rep.CallsPer("session"); got != 1 {
+			t.Errorf("%.2f calls per admitted visitor's request, want 1 (the cursor read)", got)
+		}
+		if got := rep.CallsPer("join"); got < 4 || got > 6 {
+			t.Errorf("%.2f calls per join, want 4 to 6", got)
+		}
+		// A poll reads the cursor; one still waiting also counts itself in
+		// the period, and one in a new period advances the cursor.
+		if got := rep.CallsPer("poll"); got < 1.5 || got > 2.1 {
+			t.Errorf("%.2f calls per poll, want about 2", got)
+		}
+		if rep.MaxHeld != -1 {
+			t.Errorf("the two-counter design counted %d places held; it counts none", rep.MaxHeld)
+		}
+		if rep.Inversions != 0 {
+			t.Errorf("%d inversions: the cursor admits in position order", rep.Inversions)
+		}
+	})
+	t.Run("unordered gate", func(t *testing.T) {
+		rep := runPolicy(t, cfg, gate, gate.Redis.Addr)
+		if rep.MaxHeld > 100 || rep.Overshoot != 0 {
+			t.Errorf("the gate held %d places (max live %d) with a capacity of 100", rep.MaxHeld, rep.MaxLive)
+		}
+		if rep.Inversions < 100 {
+			t.Errorf("only %d visitors overtaken: whoever polls first should get in", rep.Inversions)
+		}
+		for _, kind := range []string{"join", "poll", "session", "leave"} {
+			if got := rep.CallsPer(kind); got != 1 {
+				t.Errorf("%s: %.2f calls a request, want 1", kind, got)
+			}
+		}
+	})
 }

@@ -1,0 +1,61 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/store"
+	"github.com/edgequeue/waitingroom/tools/native"
+	"github.com/edgequeue/waitingroom/tools/resp"
+	"github.com/edgequeue/waitingroom/tools/upstashdev"
+)
+
+// Timings are the room settings every simulated room shares: the queue
+// page refreshes every 10 s, a called visitor has 20 s to come, a session
+// ends after 60 s without a request, a waiting place after 5 minutes
+// without a poll.
+const Timings = `"paths":["/"],"refresh_seconds":10,"claim_window":20,"inactivity_timeout":60,"queue_timeout":300`
+
+// Crowd is the benchmark's event: flash of the visitors arrive in the first
+// minute, the rest evenly over the next spread; 15% never come back after
+// their first request and 15% give up while waiting; those admitted stay
+// one to four minutes, making a request every 15 s, and half of them say
+// goodbye with a beacon while the other half just go idle.
+func Crowd(visitors, flash, capacity int, spread time.Duration) Config {
+	return Config{
+		Visitors: visitors, FlashCrowd: flash, Spread: spread, Capacity: capacity, Refresh: 10 * time.Second,
+		StayMin: time.Minute, StayMax: 4 * time.Minute, Activity: 15 * time.Second,
+		NoShowJoin: 0.15, NoShowWait: 0.15, Sample: 5 * time.Second, Seed: 1,
+		Batch: 50 * time.Millisecond, Concurrency: 8,
+	}
+}
+
+// Room parses a simulated room, "sim", from the settings given and Timings.
+func Room(settings string) (*queue.Room, error) {
+	return queue.ParseRoom("sim", []byte(fmt.Sprintf("{%s,%s}", settings, Timings)))
+}
+
+// NewOurs is the waiting room's own policy for room on the Redis at addr,
+// through the production store client and the Upstash REST stand-in (in
+// process, without a socket).
+func NewOurs(addr string, room *queue.Room) *Ours {
+	const token = "sim-token"
+	return &Ours{Room: room, Redis: resp.NewPool(addr, 2),
+		Store: &store.Upstash{URL: "http://upstash.local", Token: token, RandomKey: "sim", Timeout: 5 * time.Second,
+			Transport: native.InProcess{Handler: upstashdev.New(addr, token)}}}
+}
+
+// Models are the two other designs, set up for the same capacity as a
+// capacity room: the two-counter queue advances its cursor every 10 s by
+// what the capacity serves in that time at the mean stay (the rate an
+// operator would set), the unordered gate counts sessions like the room.
+func Models(addrTwoCounter, addrGate string, cfg Config) (*TwoCounter, *UnorderedGate) {
+	const period = 10 * time.Second
+	meanStay := (cfg.StayMin + cfg.StayMax) / 2
+	return &TwoCounter{Redis: resp.NewPool(addrTwoCounter, cfg.Concurrency+2), Period: period,
+			Quantity:    max(1, int(int64(cfg.Capacity)*int64(period)/int64(meanStay))),
+			Refresh:     cfg.Refresh, Reservation: 24 * time.Hour},
+		&UnorderedGate{Redis: resp.NewPool(addrGate, cfg.Concurrency+2), Capacity: cfg.Capacity,
+			Inactivity: time.Minute, Refresh: cfg.Refresh}
+}
