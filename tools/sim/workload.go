@@ -27,7 +27,7 @@ func Crowd(visitors, flash, capacity int, spread time.Duration) Config {
 		Visitors: visitors, FlashCrowd: flash, Spread: spread, Capacity: capacity, Refresh: 10 * time.Second,
 		StayMin: time.Minute, StayMax: 4 * time.Minute, Activity: 15 * time.Second,
 		NoShowJoin: 0.15, NoShowWait: 0.15, Sample: 5 * time.Second, Seed: 1,
-		Batch: 50 * time.Millisecond, Concurrency: 8,
+		Batch: 50 * time.Millisecond, Concurrency: 16,
 	}
 }
 
