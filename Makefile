@@ -3,6 +3,7 @@
 #   make build   bin/main.wasm (TinyGo when installed, else Go; TOOLCHAIN=go|tinygo forces one)
 #   make test    every test: edge module (twice: this Go and Go 1.23), tools module, the wasm build
 #   make serve   the waiting room locally (see README.md)
+#   make bench   the benchmark: writes BENCHMARKS.md and docs/flashcrowd.svg (make bench-large: 1,000,000 visitors)
 
 SHELL := /bin/bash
 TOOLCHAIN ?= $(if $(shell command -v tinygo 2>/dev/null),tinygo,go)
@@ -11,7 +12,7 @@ TOOLCHAIN ?= $(if $(shell command -v tinygo 2>/dev/null),tinygo,go)
 GO_MIN := go1.23.12
 EDGE_SOURCES := $(shell find . -path ./tools -prune -o \( -name '*.go' -o -name '*.lua' -o -name '*.html' \) -print) go.mod go.sum
 
-.PHONY: build test test-edge test-edge-min test-tools vet serve bench-host clean
+.PHONY: build test test-edge test-edge-min test-tools vet serve bench bench-large bench-host clean
 
 build: bin/main.wasm
 
@@ -53,6 +54,24 @@ tools/fastlycli/node_modules: tools/fastlycli/package.json tools/fastlycli/packa
 
 test-tools: build tools/compat/node_modules tools/fastlycli/node_modules
 	cd tools && WASM=$(CURDIR)/bin/main.wasm go test -count=1 -timeout 20m ./...
+
+# The benchmark (see BENCHMARKS.md): hot paths, the simulated flash crowd
+# against models of two other designs, and the real wasm under load. The
+# build runs inside the recipe so that the reported time covers it.
+BENCH_FLAGS ?=
+BENCH_OUT ?= BENCHMARKS.md
+BENCH_PLOT ?= docs/flashcrowd.svg
+BENCH_COMMAND ?= make bench
+bench:
+	@mkdir -p bin/bench && date +%s > bin/bench/started
+	$(MAKE) build
+	go test -run '^$$' -bench . -benchmem ./queue ./templates ./edge | tee bin/bench/hotpaths.txt
+	cd tools && go run ./cmd/bench -started $$(cat ../bin/bench/started) -hotpaths ../bin/bench/hotpaths.txt \
+		-wasm ../bin/main.wasm -manifest ../fastly.toml -out ../$(BENCH_OUT) -plot ../$(BENCH_PLOT) \
+		-command "$(BENCH_COMMAND)" $(BENCH_FLAGS)
+
+bench-large:
+	$(MAKE) bench BENCH_COMMAND="make bench-large" BENCH_FLAGS=-large BENCH_OUT=BENCHMARKS-large.md BENCH_PLOT=docs/flashcrowd-large.svg
 
 # Per-request time of the real wasm in the local host (p50/p99 over 1,000 requests each).
 bench-host: build

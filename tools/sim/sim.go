@@ -90,7 +90,10 @@ type Report struct {
 	// them; Requests counts visitor requests by kind: join, poll, session
 	// (an admitted visitor's request) and leave (a departure beacon).
 	Calls, Requests map[string]int
-	// Waited is the time from arrival to admission of admitted visitors.
+	// WalkedIn counts visitors admitted at their first request.
+	WalkedIn int
+	// Waited is the time from arrival to admission of the admitted
+	// visitors who had to wait (those who walked in are left out).
 	WaitP50, WaitP90, WaitP99 time.Duration
 	// RedisMemory is what Redis allocated for the policy's keys at the end
 	// of the event, RedisPeak the most it allocated during it, in bytes
@@ -438,7 +441,11 @@ func (r *run) settle(s *step) error {
 	if int64(r.live) > r.rep.MaxLive {
 		r.rep.MaxLive = int64(r.live)
 	}
-	r.waits = append(r.waits, now.Sub(v.arrived))
+	if s.kind == "join" {
+		r.rep.WalkedIn++
+	} else {
+		r.waits = append(r.waits, now.Sub(v.arrived))
+	}
 	stay := r.cfg.StayMin + time.Duration(r.rng.Int63n(int64(r.cfg.StayMax-r.cfg.StayMin)+1))
 	v.leaves = now.Add(stay)
 	r.at(now.Add(r.cfg.Activity), activity, v)

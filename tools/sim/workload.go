@@ -54,8 +54,8 @@ func Models(addrTwoCounter, addrGate string, cfg Config) (*TwoCounter, *Unordere
 	const period = 10 * time.Second
 	meanStay := (cfg.StayMin + cfg.StayMax) / 2
 	return &TwoCounter{Redis: resp.NewPool(addrTwoCounter, cfg.Concurrency+2), Period: period,
-			Quantity:    max(1, int(int64(cfg.Capacity)*int64(period)/int64(meanStay))),
-			Refresh:     cfg.Refresh, Reservation: 24 * time.Hour},
+			Quantity: max(1, int(int64(cfg.Capacity)*int64(period)/int64(meanStay))),
+			Refresh:  cfg.Refresh, Reservation: 24 * time.Hour},
 		&UnorderedGate{Redis: resp.NewPool(addrGate, cfg.Concurrency+2), Capacity: cfg.Capacity,
 			Inactivity: time.Minute, Refresh: cfg.Refresh}
 }
