@@ -29,8 +29,8 @@ import (
 // options are the command's flags.
 type options struct {
 	hotpaths, wasm, manifest, out, plot, command, cacheDir string
-	visitors, loadVisitors, concurrency                  int
-	began                                                time.Time
+	visitors, loadVisitors, concurrency                    int
+	began                                                  time.Time
 }
 
 func main() {
