@@ -27,6 +27,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -84,7 +85,7 @@ func New(ctx context.Context, wasm []byte, m *Manifest, o Options) (*Host, error
 			Transport:     &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: false},
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}}
-	compiled, err := rt.CompileModule(ctx, wasm)
+	compiled, err := rt.CompileModule(ctx, mergeDataSegments(wasm))
 	if err != nil {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("compile: %w", err)
@@ -188,7 +189,7 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WithEnv("FASTLY_HOSTNAME", "localhost").
 		WithEnv("FASTLY_SERVICE_VERSION", "0").
 		WithEnv("FASTLY_TRACE_ID", traceID())
-	mod, err := h.rt.InstantiateModule(context.WithValue(ctx, stateKey{}, s), h.compiled, cfg)
+	mod, err := h.rt.InstantiateModule(experimental.WithMemoryAllocator(context.WithValue(ctx, stateKey{}, s), memoryAllocator), h.compiled, cfg)
 	if mod != nil {
 		mod.Close(context.Background())
 	}
