@@ -18,10 +18,10 @@ import (
 const Timings = `"paths":["/"],"refresh_seconds":10,"claim_window":20,"inactivity_timeout":60,"queue_timeout":300`
 
 // Crowd is the benchmark's event: flash of the visitors arrive in the first
-// minute, the rest evenly over the next spread; 15% never come back after
-// their first request and 15% give up while waiting; those admitted stay
-// one to four minutes, making a request every 15 s, and half of them say
-// goodbye with a beacon while the other half just go idle.
+// minute, the rest evenly over the next spread; 15% never come back after a
+// first request that does not let them in, and 15% give up while waiting;
+// those admitted stay one to four minutes, making a request every 15 s, and
+// half of them say goodbye with a beacon while the other half just go idle.
 func Crowd(visitors, flash, capacity int, spread time.Duration) Config {
 	return Config{
 		Visitors: visitors, FlashCrowd: flash, Spread: spread, Capacity: capacity, Refresh: 10 * time.Second,
