@@ -187,7 +187,7 @@ func Markdown(res Results) string {
 	w("\n- **host CPU per request**: the benchmark process's user and system CPU time over the phase, divided by its requests. The process holds the host and its wasm instances (one per request, as at the edge), the REST stand-in, the demo origin and the load client; the host's share dominates. On %d cores a phase can use %d CPU-seconds per second, so requests/s ≈ %d ÷ CPU per request.\n", m.Cores, m.Cores, m.Cores)
 	w("- **p50/p99/max**: time from sending the request to reading the whole answer, at the load client, including the wait for a free core.\n")
 	w("- **store calls per request**: REST requests the service made to the stand-in. A join or a poll is one script call; the admitted path makes none within the session's heartbeat. A fresh instance that finds the script not yet loaded in Redis makes one more (EVALSHA, then EVAL).\n")
-	w("- This is the local host, not Fastly: it instantiates the Go-built module afresh for every request, as Compute does, but its speed says nothing about Fastly's. Real Compute bills per request and CPU time; the store calls are what this design controls.\n")
+	w("- This is the local host, not Fastly: it instantiates the Go-built module afresh for every request, as Compute does, but its speed says nothing about Fastly's. Real Compute bills per request and CPU time; the store calls are what this design controls. The host merges the module's data segments when it loads it (Go writes about 78,000) and backs each instance's memory with one mapping; neither changes what the guest sees.\n")
 
 	w("\n## Hot paths (Go benchmarks, native)\n\n")
 	w("`go test -run '^$' -bench . -benchmem ./queue ./templates ./edge`: the work each request does apart from the store call.\n\n")
