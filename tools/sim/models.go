@@ -207,9 +207,3 @@ func do(p *resp.Pool, args ...string) (resp.Value, error) {
 	}
 	return v, err
 }
-
-type errSessionLapsed time.Duration
-
-func (e errSessionLapsed) Error() string {
-	return fmt.Sprintf("an active session lapsed (renewed %v before)", time.Duration(e))
-}

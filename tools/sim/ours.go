@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -86,4 +87,12 @@ func (o *Ours) CalledIn(ctx context.Context, minute time.Time) (int64, error) {
 		return strconv.ParseInt(count, 10, 64)
 	}
 	return 0, nil
+}
+
+// errSessionLapsed says an admitted visitor's session was gone from the
+// store although they kept making requests: the room broke its promise.
+type errSessionLapsed time.Duration
+
+func (e errSessionLapsed) Error() string {
+	return fmt.Sprintf("an active session lapsed (renewed %v before)", time.Duration(e))
 }
