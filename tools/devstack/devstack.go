@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -62,6 +63,15 @@ const (
 	ConfigStore = "waiting_room_config"
 	SecretStore = "waiting_room_secrets"
 )
+
+// ServiceWasm is the service a test runs: $WASM when it is set (make test
+// sets it), else bin/main.wasm in the repository at root.
+func ServiceWasm(root string) string {
+	if p := os.Getenv("WASM"); p != "" {
+		return p
+	}
+	return filepath.Join(root, "bin", "main.wasm")
+}
 
 // Start brings the stack up, or tears down what it started and says why.
 func Start(ctx context.Context, o Options) (*Stack, error) {

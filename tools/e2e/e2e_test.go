@@ -39,12 +39,7 @@ const (
 	loadTimeout  = 5 * time.Second
 )
 
-func wasmPath() string {
-	if p := os.Getenv("WASM"); p != "" {
-		return p
-	}
-	return filepath.Join("..", "..", "bin", "main.wasm")
-}
+func wasmPath() string { return devstack.ServiceWasm(filepath.Join("..", "..")) }
 
 type syncBuffer struct {
 	mu sync.Mutex

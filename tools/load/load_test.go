@@ -5,18 +5,16 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/edgequeue/waitingroom/tools/devstack"
 )
 
 // TestPhases runs a small load through the real wasm and checks every
 // phase did what it says: half the joins admitted, one store call per
 // queue page, none on the admitted path.
 func TestPhases(t *testing.T) {
-	wasm := os.Getenv("WASM")
-	if wasm == "" {
-		wasm = filepath.Join("..", "..", "bin", "main.wasm")
-	}
 	const visitors = 200
-	rep, err := Run(context.Background(), Options{Wasm: wasm, Manifest: filepath.Join("..", "..", "fastly.toml"),
+	rep, err := Run(context.Background(), Options{Wasm: devstack.ServiceWasm(filepath.Join("..", "..")), Manifest: filepath.Join("..", "..", "fastly.toml"),
 		CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache"), Visitors: visitors, Concurrency: 16})
 	if err != nil {
 		t.Fatal(err)

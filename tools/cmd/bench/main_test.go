@@ -7,21 +7,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgequeue/waitingroom/tools/devstack"
 )
 
 // TestRun is make bench in miniature: a small event, a small load, and the
 // report and plot it writes.
 func TestRun(t *testing.T) {
-	wasm := os.Getenv("WASM")
-	if wasm == "" {
-		wasm = filepath.Join("..", "..", "..", "bin", "main.wasm")
-	}
 	dir := t.TempDir()
 	hot := filepath.Join(dir, "hot.txt")
 	if err := os.WriteFile(hot, []byte("pkg: x/queue\nBenchmarkSign-2 \t 100 \t 4348 ns/op \t 2920 B/op \t 39 allocs/op\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o := options{hotpaths: hot, wasm: wasm, manifest: filepath.Join("..", "..", "..", "fastly.toml"),
+	o := options{hotpaths: hot, wasm: devstack.ServiceWasm(filepath.Join("..", "..", "..")), manifest: filepath.Join("..", "..", "..", "fastly.toml"),
 		out: filepath.Join(dir, "BENCHMARKS.md"), plot: filepath.Join(dir, "docs", "flashcrowd.svg"), command: "make bench",
 		cacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache"), visitors: 1000, loadVisitors: 64, concurrency: 8,
 		began: time.Now()}
