@@ -23,12 +23,9 @@ type Upstash struct {
 
 // RoundTrip implements store.Transport.
 func (u Upstash) RoundTrip(ctx context.Context, sr store.Request) (store.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sr.URL, bytes.NewReader(sr.Body))
+	req, err := httpRequest(ctx, sr)
 	if err != nil {
 		return store.Response{}, err
-	}
-	for k, v := range sr.Header {
-		req.Header.Set(k, v)
 	}
 	resp, err := client(u.Client).Do(req)
 	if err != nil {
@@ -120,12 +117,9 @@ type InProcess struct {
 
 // RoundTrip implements store.Transport.
 func (t InProcess) RoundTrip(ctx context.Context, sr store.Request) (store.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sr.URL, bytes.NewReader(sr.Body))
+	req, err := httpRequest(ctx, sr)
 	if err != nil {
 		return store.Response{}, err
-	}
-	for k, v := range sr.Header {
-		req.Header.Set(k, v)
 	}
 	w := &recorder{header: http.Header{}, status: http.StatusOK}
 	t.Handler.ServeHTTP(w, req)
@@ -142,3 +136,15 @@ type recorder struct {
 func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) WriteHeader(code int)        { r.status = code }
 func (r *recorder) Write(p []byte) (int, error) { return r.body.Write(p) }
+
+// httpRequest is the HTTP request that carries a store request.
+func httpRequest(ctx context.Context, sr store.Request) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sr.URL, bytes.NewReader(sr.Body))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range sr.Header {
+		req.Header.Set(k, v)
+	}
+	return req, nil
+}

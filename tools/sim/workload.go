@@ -11,11 +11,18 @@ import (
 	"github.com/edgequeue/waitingroom/tools/upstashdev"
 )
 
-// Timings are the room settings every simulated room shares: the queue
-// page refreshes every 10 s, a called visitor has 20 s to come, a session
-// ends after 60 s without a request, a waiting place after 5 minutes
-// without a poll.
-const Timings = `"paths":["/"],"refresh_seconds":10,"claim_window":20,"inactivity_timeout":60,"queue_timeout":300`
+// The timings every simulated design shares: the queue page refreshes
+// every Refresh, and a session ends after Inactivity without a request.
+const (
+	Refresh    = 10 * time.Second
+	Inactivity = time.Minute
+)
+
+// Timings are the room settings every simulated room shares: Refresh and
+// Inactivity, 20 s for a called visitor to come, and 5 minutes for a
+// waiting place without a poll.
+var Timings = fmt.Sprintf(`"paths":["/"],"refresh_seconds":%d,"claim_window":20,"inactivity_timeout":%d,"queue_timeout":300`,
+	int(Refresh.Seconds()), int(Inactivity.Seconds()))
 
 // Crowd is the benchmark's event: flash of the visitors arrive in the first
 // minute, the rest evenly over the next spread; 15% never come back after a
@@ -24,7 +31,7 @@ const Timings = `"paths":["/"],"refresh_seconds":10,"claim_window":20,"inactivit
 // half of them say goodbye with a beacon while the other half just go idle.
 func Crowd(visitors, flash, capacity int, spread time.Duration) Config {
 	return Config{
-		Visitors: visitors, FlashCrowd: flash, Spread: spread, Capacity: capacity, Refresh: 10 * time.Second,
+		Visitors: visitors, FlashCrowd: flash, Spread: spread, Capacity: capacity, Refresh: Refresh,
 		StayMin: time.Minute, StayMax: 4 * time.Minute, Activity: 15 * time.Second,
 		NoShowJoin: 0.15, NoShowWait: 0.15, Sample: 5 * time.Second, Seed: 1,
 		Batch: 50 * time.Millisecond, Concurrency: 16,
@@ -57,5 +64,5 @@ func Models(addrTwoCounter, addrGate string, cfg Config) (*TwoCounter, *Unordere
 			Quantity: max(1, int(int64(cfg.Capacity)*int64(period)/int64(meanStay))),
 			Refresh:  cfg.Refresh, Reservation: 24 * time.Hour},
 		&UnorderedGate{Redis: resp.NewPool(addrGate, cfg.Concurrency+2), Capacity: cfg.Capacity,
-			Inactivity: time.Minute, Refresh: cfg.Refresh}
+			Inactivity: Inactivity, Refresh: cfg.Refresh}
 }
