@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"crypto/sha1"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"strings"
 	"testing"
 	"time"
 )
@@ -88,5 +92,34 @@ func TestUpstashProtocol(t *testing.T) {
 				t.Fatalf("place %+v, want %+v", pl, want)
 			}
 		})
+	}
+}
+
+// TestScriptSHA checks the name EVALSHA sends against a digest computed
+// here by another route (streamed, formatted by fmt), at run time. TinyGo
+// 0.33 once compiled the package-level initializer that held it into 40
+// NUL bytes; every operation then cost a NOSCRIPT answer and an EVAL. The
+// test runs natively, in Go's wasm and under `tinygo test`.
+func TestScriptSHA(t *testing.T) {
+	h := sha1.New()
+	for rest := lineScript; rest != ""; {
+		n := min(len(rest), 997)
+		io.WriteString(h, rest[:n])
+		rest = rest[n:]
+	}
+	want := fmt.Sprintf("%x", h.Sum(nil))
+	if len(lineScript) < 1000 || len(want) != 40 || strings.Trim(want, "0") == "" {
+		t.Fatalf("script of %d bytes, digest %q: the embedded script or the digest is wrong", len(lineScript), want)
+	}
+	if got := scriptSHA(); got != want {
+		t.Fatalf("scriptSHA() = %q, want %q", got, want)
+	}
+	tr := &replay{answers: []Response{{Status: 200, Body: []byte(`{"result":[1,1,1,0,1,1,1,0,1,1]}`)}}}
+	u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
+	if _, err := u.Join(context.Background(), "shop", Policy{Capacity: 1}, "sid", time.UnixMilli(1)); err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.sent) != 1 || len(tr.sent[0]) < 2 || tr.sent[0][0] != "EVALSHA" || tr.sent[0][1] != want {
+		t.Fatalf("sent %q, want one EVALSHA %s", tr.sent, want)
 	}
 }
