@@ -753,10 +753,11 @@ func (s *state) send(m api.Memory, reqH, bodyH, namePtr, nameLen, pendingOut uin
 	if err != nil {
 		return stInval
 	}
-	target := *backend.URL
-	target.Path = strings.TrimSuffix(backend.URL.Path, "/") + guest.Path
-	target.RawPath = ""
-	target.RawQuery = guest.RawQuery
+	target, err := upstreamURL(backend.URL, r.uri)
+	if err != nil {
+		s.host.logf("backend request: %v", err)
+		return stInval
+	}
 	var content io.Reader
 	length := int64(-1)
 	if streaming {
@@ -780,10 +781,11 @@ func (s *state) send(m api.Memory, reqH, bodyH, namePtr, nameLen, pendingOut uin
 	}
 	// Requests outlive host calls, so they follow the guest instance's
 	// deadline rather than one call's context.
-	req, err := http.NewRequestWithContext(s.client.Context(), r.method, target.String(), content)
+	req, err := http.NewRequestWithContext(s.client.Context(), r.method, "/", content)
 	if err != nil {
 		return stInval
 	}
+	req.URL = target
 	req.ContentLength = length
 	if length == 0 {
 		req.Body = http.NoBody

@@ -176,7 +176,9 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.next = 1 // handle 1 is the downstream request and its body
 	header := r.Header.Clone()
 	header.Set("Host", r.Host)
-	s.reqs[1] = &request{method: r.Method, uri: "http://" + r.Host + r.URL.RequestURI(), header: header}
+	// The request target as the client sent it, not re-encoded from
+	// r.URL, as Viceroy's prepare_request (src/downstream.rs) keeps it.
+	s.reqs[1] = &request{method: r.Method, uri: "http://" + r.Host + pathAndQuery(r.RequestURI), header: header}
 	s.bodies[1] = &body{src: r.Body, srcLen: r.ContentLength}
 
 	out := &lineWriter{log: h.log}

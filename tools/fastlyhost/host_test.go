@@ -69,7 +69,7 @@ func startGuestTimeout(t *testing.T, timeout time.Duration) (*httptest.Server, *
 		h := sha256.New()
 		n, _ := io.Copy(h, r.Body)
 		w.Header().Set("X-Origin-Host", r.Host)
-		fmt.Fprintf(w, "%s %s %d %x", r.Method, r.URL.RequestURI(), n, h.Sum(nil))
+		fmt.Fprintf(w, "%s %s %d %x", r.Method, r.RequestURI, n, h.Sum(nil))
 	}))
 	t.Cleanup(origin.Close)
 	u, _ := url.Parse(origin.URL + "/prefix/")

@@ -25,7 +25,11 @@ import (
 func main() {
 	fsthttp.ServeFunc(func(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
 		q := r.URL.Query()
-		switch r.URL.Path {
+		route := r.URL.Path
+		if strings.HasPrefix(route, "/proxy/") {
+			route = "/proxy" // the whole path travels to the origin
+		}
+		switch route {
 		case "/headers":
 			// Many and long headers exercise multi-value paging and the
 			// buffer-too-small retry both ways.
