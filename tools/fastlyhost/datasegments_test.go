@@ -103,8 +103,8 @@ func TestMergeTheService(t *testing.T) {
 	}
 }
 
-// sections calls f with each section's id and body until f returns false.
-func sections(t *testing.T, wasm []byte, f func(id byte, body []byte) bool) {
+// eachSection calls f with each section's id and body until f returns false.
+func eachSection(t *testing.T, wasm []byte, f func(id byte, body []byte) bool) {
 	t.Helper()
 	for i := 8; i < len(wasm); {
 		size, n, err := readULEB(wasm[i+1:])
@@ -120,7 +120,7 @@ func sections(t *testing.T, wasm []byte, f func(id byte, body []byte) bool) {
 
 func hasSection(t *testing.T, wasm []byte, id byte) bool {
 	found := false
-	sections(t, wasm, func(sid byte, _ []byte) bool {
+	eachSection(t, wasm, func(sid byte, _ []byte) bool {
 		found = sid == id
 		return !found
 	})
@@ -130,7 +130,7 @@ func hasSection(t *testing.T, wasm []byte, id byte) bool {
 func dataSection(t *testing.T, wasm []byte) []byte {
 	t.Helper()
 	var data []byte
-	sections(t, wasm, func(id byte, body []byte) bool {
+	eachSection(t, wasm, func(id byte, body []byte) bool {
 		if id == sectionData {
 			data = body
 		}

@@ -79,6 +79,9 @@ func New(ctx context.Context, wasm []byte, m *Manifest, o Options) (*Host, error
 		}
 		cfg = cfg.WithCompilationCache(cache)
 	}
+	for _, setting := range m.Ignored {
+		o.Log.Printf("fastlyhost: %s is accepted, as Viceroy accepts it, but not implemented here", setting)
+	}
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	h := &Host{rt: rt, manifest: m, log: o.Log, timeout: o.Timeout,
 		client: &http.Client{
