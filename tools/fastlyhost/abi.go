@@ -295,9 +295,15 @@ var hostcalls = map[string]hostcall{
 		if !ok || len(name) == 0 {
 			return stNone
 		}
-		items, found := s.host.manifest.ConfigStores[string(name)]
-		if !found {
+		items, found, err := s.host.manifest.configStore(string(name))
+		switch {
+		case !found:
 			return stBadf
+		case err != nil:
+			// Viceroy fails the open the same way (Error::Other) when the
+			// file no longer reads.
+			s.host.logf("%v", err)
+			return stError
 		}
 		h := s.handle()
 		s.configs[h] = items

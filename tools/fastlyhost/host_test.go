@@ -55,6 +55,13 @@ func startGuest(t *testing.T) (*httptest.Server, *syncBuffer) {
 // startGuestTimeout starts the test guest with the given instance timeout.
 func startGuestTimeout(t *testing.T, timeout time.Duration) (*httptest.Server, *syncBuffer) {
 	t.Helper()
+	return startGuestWith(t, timeout, nil)
+}
+
+// startGuestWith starts the test guest; adjust, when set, may change the
+// manifest first.
+func startGuestWith(t *testing.T, timeout time.Duration, adjust func(*Manifest)) (*httptest.Server, *syncBuffer) {
+	t.Helper()
 	wasm, err := guestWasm()
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +87,9 @@ func startGuestTimeout(t *testing.T, timeout time.Duration) (*httptest.Server, *
 		KVStores:     map[string]map[string]KVEntry{"kv": {"k": {Data: bytes.Repeat([]byte("v"), 20000), Metadata: "meta"}}},
 		SecretStores: map[string]map[string][]byte{"sec": {"token": []byte("s3cret")}},
 		Geo:          map[string]map[string]any{"127.0.0.1": {"country_code": "NL", "city": "Amsterdam"}},
+	}
+	if adjust != nil {
+		adjust(m)
 	}
 	logs := &syncBuffer{}
 	h, err := New(context.Background(), wasm, m, Options{Timeout: timeout, MemoryLimitMiB: 128, Log: log.New(logs, "", 0), CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache")})
