@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"os"
 	"time"
 
 	"github.com/edgequeue/waitingroom/edge"
@@ -53,8 +54,14 @@ func main() {
 			Secrets:   secrets{},
 			Origin:    origin{},
 			Upstash:   upstash{},
-			Now:       time.Now(),
-			Logf:      log.Printf,
+			// The upstash backend knows the database's host, so the
+			// config store need not repeat it.
+			UpstashViaBackend: true,
+			// Viceroy and the project's local host both say "localhost";
+			// Fastly's POPs name the cache node.
+			Local: os.Getenv("FASTLY_HOSTNAME") == "localhost",
+			Now:   time.Now(),
+			Logf:  log.Printf,
 		}
 		svc.ServeHTTP(ctx, w, r)
 	})
@@ -66,6 +73,9 @@ type config struct{ store *configstore.Store }
 func (c *config) Get(key string) (string, error) {
 	if c.store == nil {
 		s, err := configstore.Open(edge.ConfigStore)
+		if errors.Is(err, configstore.ErrStoreNotFound) {
+			return "", fmt.Errorf("config store %s: %w", edge.ConfigStore, edge.ErrStoreNotLinked)
+		}
 		if err != nil {
 			return "", fmt.Errorf("config store %s: %w", edge.ConfigStore, err)
 		}
@@ -109,8 +119,11 @@ type secrets struct{}
 
 func (secrets) Get(name string) ([]byte, error) {
 	b, err := secretstore.Plaintext(edge.SecretStore, name)
-	if errors.Is(err, secretstore.ErrSecretNotFound) {
+	switch {
+	case errors.Is(err, secretstore.ErrSecretNotFound):
 		return nil, edge.ErrNotFound
+	case errors.Is(err, secretstore.ErrSecretStoreNotFound):
+		return nil, fmt.Errorf("secret store %s: %w", edge.SecretStore, edge.ErrStoreNotLinked)
 	}
 	return b, err
 }
@@ -119,7 +132,22 @@ func (secrets) Get(name string) ([]byte, error) {
 type origin struct{}
 
 func (origin) Send(ctx context.Context, r *fsthttp.Request) (*fsthttp.Response, error) {
-	return r.Send(ctx, originBackend)
+	resp, err := r.Send(ctx, originBackend)
+	return resp, backendError(originBackend, err)
+}
+
+// dnsNXDomain is the DNS answer "no such name" (RFC 1035 RCODE 3).
+const dnsNXDomain = 3
+
+// backendError marks a send that failed because the backend's host name
+// does not exist, so the edge can name the backend to fix instead of
+// calling it an outage. Other errors pass unchanged.
+func backendError(backend string, err error) error {
+	var se fsthttp.SendError
+	if err != nil && errors.As(err, &se) && se.Cause() == fsthttp.SendErrorDNSError && se.DNSErrorRCode() == dnsNXDomain {
+		return fmt.Errorf("backend %s: %w (%v)", backend, edge.ErrBackendUnresolvable, err)
+	}
+	return err
 }
 
 // maxStoreAnswer bounds what is read of an Upstash answer.
@@ -139,7 +167,7 @@ func (upstash) RoundTrip(ctx context.Context, sr store.Request) (store.Response,
 	req.CacheOptions.Pass = true
 	resp, err := req.Send(ctx, upstashBackend)
 	if err != nil {
-		return store.Response{}, err
+		return store.Response{}, backendError(upstashBackend, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStoreAnswer))

@@ -8,6 +8,7 @@
 package edge
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -40,6 +41,13 @@ type Service struct {
 	Origin    Origin
 	// Upstash carries store requests to the Upstash backend.
 	Upstash store.Transport
+	// UpstashViaBackend is true when Upstash is a Fastly backend, which
+	// knows the database's host: then upstash_url may be left out.
+	UpstashViaBackend bool
+	// Local is true in a local host (Viceroy or the project's), where
+	// fastly.toml's public development secrets are expected; a deployed
+	// service refuses them.
+	Local bool
 	// Now is the time of the request.
 	Now time.Time
 	// Logf writes a log line.
@@ -100,7 +108,7 @@ func (s *Service) leave(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 	}
 	gate, err := s.gate(settings)
 	if err != nil {
-		s.Logf("leave: cannot run the line: %v", err)
+		s.Logf("leave: cannot run the line: %s", describe(err))
 		w.WriteHeader(fsthttp.StatusServiceUnavailable)
 		return
 	}
@@ -128,6 +136,10 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 	for _, p := range settings.Problems {
 		s.Logf("config: %v", p)
 	}
+	if settings.Unlinked != nil {
+		s.notSetUp(w, settings.Unlinked)
+		return
+	}
 	path := r.URL.Path
 	if path == settings.AdminPath || strings.HasPrefix(path, settings.AdminPath+"/") {
 		s.admin(ctx, w, r, settings)
@@ -153,6 +165,11 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 	}
 	gate, err := s.gate(settings)
 	if err != nil {
+		var setup *SetupError
+		if errors.As(err, &setup) {
+			s.notSetUp(w, setup)
+			return
+		}
 		s.Logf("room %s: cannot run the line: %v", room.Name, err)
 		s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
 			"This site's waiting room is not configured yet. Please try again in a minute.")
@@ -164,6 +181,9 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 		switch {
 		case d.FailOpen:
 			s.Logf("room %s: admit (%s): %v", room.Name, d.Why, d.Err)
+			if unresolvable(d.Err) {
+				s.Logf("setup: %v", backendUnresolvable("upstash", upstashExample))
+			}
 			r.Header.Set(FailOpenHeader, "store-unavailable")
 		case d.Why != "session":
 			s.Logf("room %s: admit (%s)%s", room.Name, d.Why, refusal(d.Err))
@@ -180,8 +200,47 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 			"This part of the site is closed at the moment. Please come back later.")
 	default:
 		s.Logf("room %s: busy (%s): %v", room.Name, d.Why, d.Err)
+		if unresolvable(d.Err) {
+			// Not an outage that retrying cures: the backend's address
+			// is wrong, so say what to set rather than "busy".
+			s.notSetUp(w, backendUnresolvable("upstash", upstashExample))
+			return
+		}
 		s.busy(w, r, room)
 	}
+}
+
+// The examples the backend fixes show in place of the real host name.
+const (
+	originExample  = "<your site's host name>"
+	upstashExample = "<your database>.upstash.io"
+)
+
+// unresolvable reports whether a store error came from a DNS failure of the
+// upstash backend. The store flattens its transport's error into text, so
+// the marker is looked for in the message.
+func unresolvable(err error) bool {
+	return err != nil && (errors.Is(err, ErrBackendUnresolvable) || strings.Contains(err.Error(), ErrBackendUnresolvable.Error()))
+}
+
+// describe says what a setup error asks for, or passes another error on.
+func describe(err error) string {
+	var setup *SetupError
+	if errors.As(err, &setup) {
+		return "setup: " + setup.Error()
+	}
+	return err.Error()
+}
+
+// notSetUp refuses a request the waiting room cannot handle until its
+// operator sets something: every visitor gets the same 503 page, naming the
+// setting (never its value), and every request logs what to set and how.
+func (s *Service) notSetUp(w fsthttp.ResponseWriter, e *SetupError) {
+	s.Logf("setup: %v", e)
+	w.Header().Set("Retry-After", "60")
+	s.problem(w, fsthttp.StatusServiceUnavailable, "Not set up yet",
+		"This site's waiting room is not configured yet, so nobody can be let in. Please try again later. "+
+			"(For the site's operator: set "+e.Setting+"; the service's log says how.)")
 }
 
 func refusal(err error) string {
@@ -204,27 +263,53 @@ func (s *Service) gate(settings Settings) (*queue.Gate, error) {
 	return &queue.Gate{Store: st, Keys: keys}, nil
 }
 
+// secret reads a secret the line cannot run without. What the operator has
+// to fix comes back as a *SetupError; a failure to read, as a plain error.
+func (s *Service) secret(name string) ([]byte, error) {
+	v, err := s.Secrets.Get(name)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, secretProblem(name, "is missing")
+	case errors.Is(err, ErrStoreNotLinked):
+		return nil, storeNotLinked(SecretStore, "fastly secret-store list")
+	case err != nil:
+		return nil, fmt.Errorf("secret %s: %w", name, err)
+	case len(bytes.TrimSpace(v)) == 0:
+		return nil, secretProblem(name, "is blank")
+	case !s.Local && IsDevSecret(name, v):
+		return nil, secretProblem(name, "holds the public development value from fastly.toml's [local_server]")
+	}
+	return v, nil
+}
+
 func (s *Service) keys() (*queue.KeySet, error) {
-	raw, err := s.Secrets.Get(SecretSigningKeys)
+	raw, err := s.secret(SecretSigningKeys)
 	if err != nil {
-		return nil, fmt.Errorf("secret %s: %w", SecretSigningKeys, err)
+		return nil, err
 	}
 	keys, err := queue.ParseKeySet(string(raw))
 	if err != nil {
-		return nil, fmt.Errorf("secret %s: %w", SecretSigningKeys, err)
+		return nil, secretProblem(SecretSigningKeys, "is not a key set ("+err.Error()+")")
 	}
 	return keys, nil
 }
 
 func (s *Service) store(settings Settings) (*store.Upstash, error) {
-	if settings.UpstashURL == "" {
-		return nil, fmt.Errorf("config %s is missing or invalid", KeyUpstashURL)
+	url := settings.UpstashURL
+	switch {
+	case settings.UpstashUnset != nil:
+		return nil, settings.UpstashUnset
+	case url == "" && s.UpstashViaBackend:
+		url = UpstashBackendURL
+	case url == "":
+		// Without a Fastly backend, nothing else says where the database is.
+		return nil, upstashURLProblem("is missing")
 	}
-	token, err := s.Secrets.Get(SecretUpstashToken)
+	token, err := s.secret(SecretUpstashToken)
 	if err != nil {
-		return nil, fmt.Errorf("secret %s: %w", SecretUpstashToken, err)
+		return nil, err
 	}
-	return &store.Upstash{URL: settings.UpstashURL, Token: strings.TrimSpace(string(token)),
+	return &store.Upstash{URL: url, Token: strings.TrimSpace(string(token)),
 		Transport: s.Upstash, Timeout: settings.StoreTimeout, RandomKey: randomKey(token)}, nil
 }
 
@@ -238,25 +323,39 @@ func randomKey(token []byte) string {
 
 func (s *Service) admin(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, settings Settings) {
 	p := &admin.Panel{Path: settings.AdminPath, Rooms: settings.Rooms, Now: s.Now, Logf: s.Logf}
-	if pw, err := s.Secrets.Get(SecretAdminPassword); err == nil {
+	// Without a password the panel is disabled (it says so); any other
+	// problem with it is the operator's to fix.
+	pw, err := s.Secrets.Get(SecretAdminPassword)
+	switch {
+	case errors.Is(err, ErrStoreNotLinked):
+		s.notSetUp(w, storeNotLinked(SecretStore, "fastly secret-store list"))
+		return
+	case err == nil && !s.Local && IsDevSecret(SecretAdminPassword, pw):
+		s.notSetUp(w, secretProblem(SecretAdminPassword, "holds the public development value from fastly.toml's [local_server]"))
+		return
+	case err == nil:
 		p.Password = []byte(strings.TrimSpace(string(pw)))
-	} else if !errors.Is(err, ErrNotFound) {
+	case !errors.Is(err, ErrNotFound):
 		s.Logf("admin: secret %s: %v", SecretAdminPassword, err)
 	}
 	if len(p.Password) > 0 {
 		keys, err := s.keys()
-		if err != nil {
+		if err == nil {
+			var st *store.Upstash
+			if st, err = s.store(settings); err == nil {
+				p.CSRFKey, p.Store = keys.Key(), st
+			}
+		}
+		var setup *SetupError
+		switch {
+		case errors.As(err, &setup):
+			s.notSetUp(w, setup)
+			return
+		case err != nil:
 			s.Logf("admin: %v", err)
-			s.problem(w, fsthttp.StatusServiceUnavailable, "Admin unavailable", "The signing_keys secret is missing or invalid; see the log.")
+			s.problem(w, fsthttp.StatusServiceUnavailable, "Admin unavailable", "The panel cannot reach its secrets; see the log.")
 			return
 		}
-		st, err := s.store(settings)
-		if err != nil {
-			s.Logf("admin: %v", err)
-			s.problem(w, fsthttp.StatusServiceUnavailable, "Admin unavailable", "The store is not configured; see the log.")
-			return
-		}
-		p.CSRFKey, p.Store = keys.Key(), st
 	}
 	p.ServeHTTP(ctx, w, r)
 }
@@ -278,6 +377,10 @@ func (s *Service) forward(ctx context.Context, w fsthttp.ResponseWriter, r *fsth
 	resp, err := s.Origin.Send(ctx, r)
 	if err != nil {
 		s.Logf("origin: %s %s: %v", r.Method, r.URL.Path, err)
+		if errors.Is(err, ErrBackendUnresolvable) {
+			s.notSetUp(w, backendUnresolvable("origin", originExample))
+			return
+		}
 		s.problem(w, fsthttp.StatusBadGateway, "The site did not answer", "The site could not be reached. Please try again in a moment.")
 		return
 	}

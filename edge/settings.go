@@ -38,7 +38,7 @@ const (
 	KeyRooms          = "rooms"
 	KeyRoomPrefix     = "room."
 	KeyAdminPath      = "admin_path"
-	KeyUpstashURL     = "upstash_url"
+	KeyUpstashURL     = "upstash_url" // optional where Upstash is a Fastly backend
 	KeyStoreTimeoutMS = "store_timeout_ms"
 
 	SecretUpstashToken  = "upstash_token"
@@ -52,8 +52,16 @@ const (
 // Settings is everything the config store says, read once per request
 // (each request runs in a fresh instance).
 type Settings struct {
-	AdminPath    string
-	UpstashURL   string
+	AdminPath string
+	// UpstashURL is the config store's upstash_url, or "" when it has none
+	// (then the upstash backend alone says where the database is).
+	UpstashURL string
+	// UpstashUnset, when set, says why upstash_url cannot be used: not a
+	// URL, or a placeholder that was never replaced.
+	UpstashUnset *SetupError
+	// Unlinked, when set, says the config store cannot be opened at all, so
+	// nothing can be decided and every request is refused.
+	Unlinked     *SetupError
 	StoreTimeout time.Duration
 	// Rooms are the valid rooms, in the index's order.
 	Rooms []*queue.Room
@@ -70,7 +78,13 @@ type Settings struct {
 // back to their defaults; every problem is returned for the log.
 func LoadSettings(c Config) Settings {
 	s := Settings{AdminPath: DefaultAdminPath, StoreTimeout: DefaultStoreTimeout}
-	if v, err := c.Get(KeyAdminPath); err == nil {
+	v, err := c.Get(KeyAdminPath)
+	if errors.Is(err, ErrStoreNotLinked) {
+		// Every other read would fail the same way: say it once.
+		s.Unlinked, s.RoomsBroken = storeNotLinked(ConfigStore, "fastly config-store list"), true
+		return s
+	}
+	if err == nil {
 		if strings.HasPrefix(v, "/") && len(v) > 1 && !strings.ContainsAny(v, " ?#") {
 			s.AdminPath = strings.TrimRight(v, "/")
 		} else {
@@ -79,13 +93,11 @@ func LoadSettings(c Config) Settings {
 	} else if !errors.Is(err, ErrNotFound) {
 		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyAdminPath, err))
 	}
+	// upstash_url is optional; a bad one is a setup error, reported where
+	// the store is needed rather than on every request.
 	if v, err := c.Get(KeyUpstashURL); err == nil {
-		if strings.HasPrefix(v, "https://") || strings.HasPrefix(v, "http://") {
-			s.UpstashURL = v
-		} else {
-			s.Problems = append(s.Problems, fmt.Errorf("%s: %q must be an http(s) URL", KeyUpstashURL, v))
-		}
-	} else {
+		s.UpstashURL, s.UpstashUnset = upstashURL(v)
+	} else if !errors.Is(err, ErrNotFound) {
 		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyUpstashURL, err))
 	}
 	if v, err := c.Get(KeyStoreTimeoutMS); err == nil {

@@ -30,8 +30,7 @@ func TestLoadSettings(t *testing.T) {
 		{"everything set", mapConfig{"upstash_url": "https://db", "admin_path": "/ops/", "store_timeout_ms": "250", "rooms": "a,b", "room.a": room, "room.b": room}, 2, false, "/ops", 250 * time.Millisecond, ""},
 		{"bad admin path", mapConfig{"upstash_url": "https://db", "admin_path": "ops"}, 0, false, DefaultAdminPath, DefaultStoreTimeout, "admin_path"},
 		{"bad timeout", mapConfig{"upstash_url": "https://db", "store_timeout_ms": "5"}, 0, false, DefaultAdminPath, DefaultStoreTimeout, "store_timeout_ms"},
-		{"no upstash url", mapConfig{}, 0, false, DefaultAdminPath, DefaultStoreTimeout, "upstash_url"},
-		{"bad upstash url", mapConfig{"upstash_url": "db.test"}, 0, false, DefaultAdminPath, DefaultStoreTimeout, "upstash_url"},
+		{"no upstash url: the backend says where", mapConfig{}, 0, false, DefaultAdminPath, DefaultStoreTimeout, ""},
 		{"bad index", mapConfig{"upstash_url": "https://db", "rooms": "A"}, 0, true, DefaultAdminPath, DefaultStoreTimeout, "rooms"},
 		{"one bad room", mapConfig{"upstash_url": "https://db", "rooms": "a,b", "room.a": room, "room.b": "{"}, 1, true, DefaultAdminPath, DefaultStoreTimeout, `room "b"`},
 		{"missing room", mapConfig{"upstash_url": "https://db", "rooms": "a,b", "room.a": room}, 1, true, DefaultAdminPath, DefaultStoreTimeout, "room.b"},
@@ -51,5 +50,41 @@ func TestLoadSettings(t *testing.T) {
 				t.Fatalf("problems %q, want one mentioning %q", joined, tc.wantProblem)
 			}
 		})
+	}
+}
+
+// TestLoadSettingsUpstashURL: upstash_url is optional, and a value that is
+// not a URL or still a placeholder is a setup error, not a URL to call.
+func TestLoadSettingsUpstashURL(t *testing.T) {
+	for v, want := range map[string]string{
+		"":                                 "",
+		"https://eu1-x-1.upstash.io":       "",
+		"http://127.0.0.1:8079":            "",
+		"db.test":                          "not an http(s) URL",
+		"https://":                         "not an http(s) URL",
+		"https://your-database.upstash.io": "placeholder",
+		"https://db.example.com:443/":      "placeholder",
+	} {
+		cfg := mapConfig{}
+		if v != "" {
+			cfg[KeyUpstashURL] = v
+		}
+		s := LoadSettings(cfg)
+		switch {
+		case want == "" && (s.UpstashUnset != nil || s.UpstashURL != v):
+			t.Errorf("%q: url %q, unset %v", v, s.UpstashURL, s.UpstashUnset)
+		case want != "" && (s.UpstashUnset == nil || s.UpstashURL != "" || !strings.Contains(s.UpstashUnset.Error(), want)):
+			t.Errorf("%q: url %q, unset %v; want a setup error saying %q", v, s.UpstashURL, s.UpstashUnset, want)
+		}
+		if len(s.Problems) != 0 {
+			t.Errorf("%q: problems %v", v, s.Problems)
+		}
+	}
+}
+
+func TestLoadSettingsUnlinkedStore(t *testing.T) {
+	s := LoadSettings(unlinkedConfig{})
+	if s.Unlinked == nil || !s.RoomsBroken || len(s.Problems) != 0 || !strings.Contains(s.Unlinked.Error(), "resource-link create") {
+		t.Fatalf("unlinked %v, broken %v, problems %v", s.Unlinked, s.RoomsBroken, s.Problems)
 	}
 }
