@@ -1,34 +1,41 @@
 # The edge waiting room: build, test and run.
 #
-#   make build   bin/main.wasm (TinyGo when installed, else Go; TOOLCHAIN=go|tinygo forces one)
-#   make test    every test: edge module (twice: this Go and Go 1.23), tools module, the wasm build
+#   make build   bin/main.wasm (TinyGo when a usable one is installed, else Go; TOOLCHAIN=go|tinygo forces one)
+#   make test    every test: edge module (this Go, Go 1.23, TinyGo), tools module, end to end on both wasm builds
 #   make serve   the waiting room locally (see README.md)
 #   make bench   the benchmark: writes BENCHMARKS.md and docs/flashcrowd.svg (make bench-large: 1,000,000 visitors)
 
 SHELL := /bin/bash
-TOOLCHAIN ?= $(if $(shell command -v tinygo 2>/dev/null),tinygo,go)
+TOOLCHAIN ?= auto
 # The oldest Go the SDK supports, and the standard library TinyGo 0.33 compiles
 # against: building with it turns any newer API into a compile error.
 GO_MIN := go1.23.12
 EDGE_SOURCES := $(shell find . -path ./tools -prune -o \( -name '*.go' -o -name '*.lua' -o -name '*.html' \) -print) go.mod go.sum
+# TinyGo's tests run as wasip1 modules under the wazero CLI (its wasip1-wazero target);
+# bin/wazero is built at the version the tools module pins.
+WAZERO := $(CURDIR)/bin/wazero
+TINYGO_TEST := PATH="$(CURDIR)/bin:$$PATH" tools/build-wasm run-tinygo test -target=wasip1-wazero -tags=nofastlyhostcalls
+# Set in CI: a machine that should have TinyGo fails instead of skipping its leg.
+REQUIRE_TINYGO ?=
 
-.PHONY: build test test-edge test-edge-min test-tools vet serve bench bench-large bench-host clean
+.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run vet serve bench bench-large bench-host clean
 
 build: bin/main.wasm
 
-bin/main.wasm: $(EDGE_SOURCES)
-	@mkdir -p bin
-ifeq ($(TOOLCHAIN),tinygo)
-	# purego: jwt/v5 links crypto/rsa, whose assembly TinyGo cannot build.
-	tinygo build -target=wasip1 -no-debug -tags=purego -o bin/main.wasm .
-else ifeq ($(TOOLCHAIN),go)
-	GOOS=wasip1 GOARCH=wasm go build -trimpath -o bin/main.wasm .
-else
-	$(error TOOLCHAIN must be go or tinygo, not $(TOOLCHAIN))
-endif
-	@ls -l bin/main.wasm
+bin/main.wasm: $(EDGE_SOURCES) tools/build-wasm
+	tools/build-wasm $(TOOLCHAIN) $@
 
-test: build test-edge test-edge-min test-tools
+# The two builds every suite runs against.
+bin/main.go.wasm: $(EDGE_SOURCES) tools/build-wasm
+	tools/build-wasm go $@
+
+bin/main.tinygo.wasm: $(EDGE_SOURCES) tools/build-wasm
+	tools/build-wasm tinygo $@
+
+$(WAZERO): tools/go.mod
+	cd tools && go build -o $(WAZERO) github.com/tetratelabs/wazero/cmd/wazero
+
+test: build test-edge test-edge-min test-tools test-tinygo
 
 vet:
 	gofmt -l . | (! grep .) || (echo "gofmt would change the files above" && exit 1)
@@ -54,8 +61,21 @@ tools/fastlycli/node_modules: tools/fastlycli/package.json tools/fastlycli/packa
 	cd tools/fastlycli && npm ci --no-audit --no-fund
 	@touch tools/fastlycli/node_modules
 
-test-tools: build tools/compat/node_modules tools/fastlycli/node_modules
-	cd tools && WASM=$(CURDIR)/bin/main.wasm go test -count=1 -timeout 20m ./...
+test-tools: bin/main.go.wasm tools/compat/node_modules tools/fastlycli/node_modules
+	cd tools && WASM=$(CURDIR)/bin/main.go.wasm go test -count=1 -timeout 20m ./...
+
+# The TinyGo leg: the edge module's tests compiled by TinyGo, and every suite
+# that runs the wasm (end to end, load, the local host's) against the TinyGo
+# build. Skipped, with a line saying so, where no usable TinyGo is installed.
+test-tinygo:
+	@if why=$$(tools/build-wasm check-tinygo 2>&1); then $(MAKE) --no-print-directory test-tinygo-run; \
+	elif [ -n "$(REQUIRE_TINYGO)" ]; then echo "FAIL: TinyGo is required here: $$why"; exit 1; \
+	else echo "SKIPPED the TinyGo leg (the build most users ship is not tested on this machine): $$why." \
+		"Install TinyGo >= 0.33.0 (here: ../shared/toolchains/install-tinygo) and run make test again."; fi
+
+test-tinygo-run: bin/main.tinygo.wasm $(WAZERO) tools/fastlycli/node_modules
+	$(TINYGO_TEST) ./...
+	cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm go test -count=1 -timeout 20m ./e2e ./load ./fastlyhost
 
 # The benchmark (see BENCHMARKS.md): hot paths, the simulated flash crowd
 # against models of two other designs, and the real wasm under load. The
