@@ -1,8 +1,9 @@
 // Package benchreport turns one run of the benchmark into BENCHMARKS.md and
-// its plot: the machine it ran on, the hot paths' Go benchmarks, the
-// simulated flash crowd under the waiting room and under the models of the
-// other designs (each metric as a ratio, ours to theirs), and the load
-// through the real wasm.
+// its plot: the machine it ran on, the hot paths' Go benchmarks (native,
+// and compiled to wasm by Go and by TinyGo), the simulated flash crowd under
+// the waiting room and under the models of the other designs (each metric
+// as a ratio, ours to theirs), and the load through the real wasm of each
+// build.
 package benchreport
 
 import (
@@ -66,22 +67,33 @@ type HotPath struct {
 	BytesPerOp, Allocs int64
 }
 
-// ParseGoBench reads `go test -bench -benchmem` output.
+// ParseGoBench reads `go test -bench -benchmem` output, or `tinygo test`'s,
+// which names each package only after its results, on the "ok" line.
 func ParseGoBench(r io.Reader) ([]HotPath, error) {
 	var out []HotPath
-	pkg := ""
+	pkg, named := "", 0 // rows before named have their package
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) == 2 && f[0] == "pkg:" {
 			pkg = f[1][strings.LastIndex(f[1], "/")+1:]
 		}
+		if len(f) >= 2 && f[0] == "ok" {
+			for ; named < len(out); named++ {
+				if out[named].Package == "" {
+					out[named].Package = f[1][strings.LastIndex(f[1], "/")+1:]
+				}
+			}
+			pkg = ""
+		}
 		if len(f) < 8 || !strings.HasPrefix(f[0], "Benchmark") || f[3] != "ns/op" || f[5] != "B/op" || f[7] != "allocs/op" {
 			continue
 		}
 		h := HotPath{Package: pkg, Name: strings.TrimPrefix(f[0], "Benchmark")}
 		if i := strings.LastIndex(h.Name, "-"); i > 0 {
-			h.Name = h.Name[:i] // the GOMAXPROCS suffix
+			if _, err := strconv.Atoi(h.Name[i+1:]); err == nil {
+				h.Name = h.Name[:i] // the GOMAXPROCS suffix, which wasm runs lack
+			}
 		}
 		var err error
 		if h.NsPerOp, err = strconv.ParseFloat(f[2], 64); err != nil {
@@ -90,6 +102,9 @@ func ParseGoBench(r io.Reader) ([]HotPath, error) {
 		h.BytesPerOp, _ = strconv.ParseInt(f[4], 10, 64)
 		h.Allocs, _ = strconv.ParseInt(f[6], 10, 64)
 		out = append(out, h)
+		if pkg != "" {
+			named = len(out)
+		}
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no benchmark results (with -benchmem) in the hot paths' output")
@@ -97,18 +112,33 @@ func ParseGoBench(r io.Reader) ([]HotPath, error) {
 	return out, sc.Err()
 }
 
+// Build is one compiler's wasm of the service, measured.
+type Build struct {
+	// Name is the compiler ("Go", "TinyGo"), Toolchain its version.
+	Name, Toolchain string
+	// Load is the service's wasm under load in the local host.
+	Load load.Report
+	// HotPaths are the hot-path benchmarks compiled to wasm by this
+	// compiler and run under wazero.
+	HotPaths []HotPath
+}
+
 // Results is everything one run measured.
 type Results struct {
 	Date    time.Time
 	Command string
 	// Took is the whole run's wall time, when known.
-	Took     time.Duration
-	Machine  Machine
+	Took    time.Duration
+	Machine Machine
+	// HotPaths are the hot paths' native Go benchmarks.
 	HotPaths []HotPath
 	Workload sim.Config
 	// Reports are the simulated policies, the waiting room's own first.
 	Reports []sim.Report
-	Load    load.Report
+	// Builds are the wasm builds measured, Go's first.
+	Builds []Build
+	// Missing says why a build users ship was not measured ("" if none).
+	Missing string
 	// Plot is the plot's path relative to BENCHMARKS.md.
 	Plot string
 }
@@ -169,37 +199,123 @@ func Markdown(res Results) string {
 		w("- **%s**: %s\n", row.name, row.meaning)
 	}
 
-	w("\n## End to end: the real wasm in the local host\n\n")
-	l := res.Load
-	w("%s visitors over real HTTP, %d requests in flight at once, against `bin/main.wasm` (%s bytes, %s) in the project's local Compute host (wazero), with the Upstash REST stand-in, redis-server and the demo origin on the same machine. The room has places for half the visitors: the joins split between walking in and taking a ticket, then every waiting visitor loads the queue page once and every admitted one makes one request to the origin.\n\n",
-		thousands(float64(l.Visitors)), l.Concurrency, thousands(float64(l.WasmBytes)), m.Go)
-	w("| request | requests | requests/s | p50 | p99 | max | host CPU per request | Redis CPU per request | store calls per request | answers |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
-	for _, p := range l.Phases {
-		var outcomes []string
-		for k, v := range p.Outcomes {
-			outcomes = append(outcomes, fmt.Sprintf("%s %s", thousands(float64(v)), k))
+	endToEnd(w, res)
+	hotPaths(w, res)
+	return b.String()
+}
+
+// endToEnd writes the load through each build's wasm, side by side.
+func endToEnd(w func(string, ...any), res Results) {
+	m := res.Machine
+	w("\n## End to end: the real wasm in the local host, both builds\n\n")
+	var sizes []string
+	for _, b := range res.Builds {
+		sizes = append(sizes, fmt.Sprintf("%s (%s) %s bytes", b.Name, b.Toolchain, thousands(float64(b.Load.WasmBytes))))
+	}
+	if len(res.Builds) > 0 {
+		l := res.Builds[0].Load
+		w("%s visitors over real HTTP, %d requests in flight at once, against each build of `bin/main.wasm` (%s) in the project's local Compute host (wazero), with the Upstash REST stand-in, redis-server and the demo origin on the same machine. The room has places for half the visitors: the joins split between walking in and taking a ticket, then every waiting visitor loads the queue page once and every admitted one makes one request to the origin.\n\n",
+			thousands(float64(l.Visitors)), l.Concurrency, strings.Join(sizes, "; "))
+	}
+	if res.Missing != "" {
+		w("**Not measured: %s.**\n\n", res.Missing)
+	}
+	w("| request | build | requests | requests/s | p50 | p99 | max | host CPU per request | Redis CPU per request | store calls per request | answers |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for i := 0; i < mostPhases(res.Builds); i++ {
+		for _, b := range res.Builds {
+			if i >= len(b.Load.Phases) {
+				continue
+			}
+			p := b.Load.Phases[i]
+			var outcomes []string
+			for k, v := range p.Outcomes {
+				outcomes = append(outcomes, fmt.Sprintf("%s %s", thousands(float64(v)), k))
+			}
+			sort.Strings(outcomes)
+			w("| %s | %s | %s | %.1f | %s | %s | %s | %s | %s | %.2f | %s |\n", p.Kind, b.Name, thousands(float64(p.Requests)), p.PerSecond(),
+				ms(p.P50), ms(p.P99), ms(p.Max), ms(p.CPUPerRequest()), ms(p.RedisCPU/time.Duration(max(1, p.Requests))),
+				float64(p.StoreCalls)/float64(max(1, p.Requests)), strings.Join(outcomes, ", "))
 		}
-		sort.Strings(outcomes)
-		w("| %s | %s | %.1f | %s | %s | %s | %s | %s | %.2f | %s |\n", p.Kind, thousands(float64(p.Requests)), p.PerSecond(),
-			ms(p.P50), ms(p.P99), ms(p.Max), ms(p.CPUPerRequest()), ms(p.RedisCPU/time.Duration(max(1, p.Requests))),
-			float64(p.StoreCalls)/float64(max(1, p.Requests)), strings.Join(outcomes, ", "))
 	}
 	w("\n- **host CPU per request**: the benchmark process's user and system CPU time over the phase, divided by its requests. The process holds the host and its wasm instances (one per request, as at the edge), the REST stand-in, the demo origin and the load client; the host's share dominates. On %d cores a phase can use %d CPU-seconds per second, so requests/s ≈ %d ÷ CPU per request.\n", m.Cores, m.Cores, m.Cores)
 	w("- **p50/p99/max**: time from sending the request to reading the whole answer, at the load client, including the wait for a free core.\n")
 	w("- **store calls per request**: REST requests the service made to the stand-in. A join or a poll is one script call; the admitted path makes none within the session's heartbeat. A fresh instance that finds the script not yet loaded in Redis makes one more (EVALSHA, then EVAL).\n")
-	w("- This is the local host, not Fastly: it instantiates the Go-built module afresh for every request, as Compute does, but its speed says nothing about Fastly's. Real Compute bills per request and CPU time; the store calls are what this design controls. The host merges the module's data segments when it loads it (Go writes about 78,000) and backs each instance's memory with one mapping; neither changes what the guest sees.\n")
+	w("- This is the local host, not Fastly: it instantiates the module afresh for every request, as Compute does, but its speed says nothing about Fastly's. Real Compute bills per request and CPU time; the store calls are what this design controls. The host merges the module's data segments when it loads it (Go writes about 78,000; TinyGo a few hundred) and backs each instance's memory with one mapping; neither changes what the guest sees. A smaller module is cheaper to instantiate, which is most of TinyGo's lead per request.\n")
+}
 
-	w("\n## Hot paths (Go benchmarks, native)\n\n")
-	w("`go test -run '^$' -bench . -benchmem ./queue ./templates ./edge`: the work each request does apart from the store call.\n\n")
+// mostPhases is the most load phases any build ran.
+func mostPhases(builds []Build) int {
+	n := 0
+	for _, b := range builds {
+		n = max(n, len(b.Load.Phases))
+	}
+	return n
+}
+
+// hotPaths writes the native hot paths, then each build's in wasm.
+func hotPaths(w func(string, ...any), res Results) {
+	w("\n## Hot paths (Go benchmarks)\n\n")
+	w("Native: `go test -run '^$' -bench . -benchmem ./queue ./templates ./edge`: the work each request does apart from the store call.\n\n")
 	w("| package | benchmark | ns/op | B/op | allocs/op |\n|---|---|---:|---:|---:|\n")
 	for _, h := range res.HotPaths {
 		w("| %s | %s | %s | %s | %d |\n", h.Package, h.Name, thousands(h.NsPerOp), thousands(float64(h.BytesPerOp)), h.Allocs)
+	}
+	var wasm []Build
+	for _, b := range res.Builds {
+		if len(b.HotPaths) > 0 {
+			wasm = append(wasm, b)
+		}
+	}
+	if len(wasm) > 0 {
+		w("\nThe same benchmarks compiled to wasm by each compiler and run under wazero, the engine of the local host (Go: `GOOS=wasip1 GOARCH=wasm go test -tags nofastlyhostcalls -exec go_wasip1_wasm_exec`; TinyGo: `tinygo test -target=wasip1-wazero -tags nofastlyhostcalls`); a ratio below 1 means TinyGo's code is faster:\n\n")
+		w("| package | benchmark |")
+		for _, b := range wasm {
+			w(" %s ns/op | %s B/op | %s allocs/op |", b.Name, b.Name, b.Name)
+		}
+		if len(wasm) == 2 {
+			w(" %s ÷ %s |", wasm[1].Name, wasm[0].Name)
+		}
+		w("\n|---|---|%s", strings.Repeat("---:|", 3*len(wasm)))
+		if len(wasm) == 2 {
+			w("---:|")
+		}
+		w("\n")
+		for _, h := range wasm[0].HotPaths {
+			w("| %s | %s |", h.Package, h.Name)
+			var ns []float64
+			for _, b := range wasm {
+				o, ok := findHotPath(b.HotPaths, h.Package, h.Name)
+				if !ok {
+					w(" – | – | – |")
+					ns = append(ns, -1)
+					continue
+				}
+				w(" %s | %s | %d |", thousands(o.NsPerOp), thousands(float64(o.BytesPerOp)), o.Allocs)
+				ns = append(ns, o.NsPerOp)
+			}
+			if len(ns) == 2 {
+				if ns[1] < 0 {
+					w(" n/a |")
+				} else {
+					w(" %.2f× |", ns[1]/ns[0])
+				}
+			}
+			w("\n")
+		}
 	}
 	w("\n- **Sign** and **Verify**: an HS256 pass (JWT) signed for a new session; checked, with a valid and a tampered signature.\n")
 	w("- **CookieValues**: finding the room's cookie in a Cookie header of six cookies. **Match**: finding the room for a path among ten rooms.\n")
 	w("- **DecideSession**: the whole decision for an admitted visitor inside the heartbeat (read and verify the pass, no store call).\n")
 	w("- **RenderQueue**: the queue page from its template. **LoadSettings**: reading and checking the config store's settings with five rooms, which every request does.\n")
-	return b.String()
+}
+
+func findHotPath(hs []HotPath, pkg, name string) (HotPath, bool) {
+	for _, h := range hs {
+		if h.Package == pkg && h.Name == name {
+			return h, true
+		}
+	}
+	return HotPath{}, false
 }
 
 // metric is one row of the comparison.

@@ -39,6 +39,13 @@ BenchmarkRenderQueue-2   	  911292	      1315 ns/op	    1840 B/op	       3 alloc
 			t.Errorf("row %d: got %+v, want %+v", i, got[i], want[i])
 		}
 	}
+	// tinygo test names the package after its results.
+	tiny := "BenchmarkSign\t   26040\t     53265 ns/op\t    1360 B/op\t      11 allocs/op\nPASS\nok  \tgithub.com/edgequeue/waitingroom/queue\t3.172s\n" +
+		"BenchmarkRenderQueue\t 10\t 900 ns/op\t 10 B/op\t 1 allocs/op\nok  \tgithub.com/edgequeue/waitingroom/templates\t1s\n"
+	got, err = ParseGoBench(strings.NewReader(tiny))
+	if err != nil || len(got) != 2 || got[0] != (HotPath{"queue", "Sign", 53265, 1360, 11}) || got[1].Package != "templates" {
+		t.Errorf("tinygo output: %+v %v", got, err)
+	}
 	if _, err := ParseGoBench(strings.NewReader("PASS\n")); err == nil {
 		t.Error("output without results parsed")
 	}
@@ -79,13 +86,23 @@ func TestMarkdownAndPlot(t *testing.T) {
 	cfg := sim.Crowd(1000, 200, 100, 10*time.Minute)
 	md := Markdown(Results{Date: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Command: "make bench", Workload: cfg,
 		Reports: reports, Plot: "docs/flashcrowd.svg", HotPaths: []HotPath{{"queue", "Sign", 4348, 2920, 39}},
-		Load: load.Report{Visitors: 10, Concurrency: 2, Phases: []load.Phase{{Kind: "join", Requests: 10, Elapsed: time.Second}}}})
+		Builds: []Build{
+			{Name: "Go", Toolchain: "go1.x", HotPaths: []HotPath{{"queue", "Sign", 8000, 2920, 39}, {"queue", "Match", 900, 0, 0}},
+				Load: load.Report{Visitors: 10, Concurrency: 2, WasmBytes: 8000000, Phases: []load.Phase{{Kind: "join", Requests: 10, Elapsed: time.Second}}}},
+			{Name: "TinyGo", Toolchain: "0.33.0", HotPaths: []HotPath{{"queue", "Sign", 4000, 1000, 9}},
+				Load: load.Report{Visitors: 10, Concurrency: 2, WasmBytes: 1000000, Phases: []load.Phase{{Kind: "join", Requests: 10, Elapsed: 2 * time.Second}}}},
+		}})
 	for _, want := range []string{
 		"| store calls, total | 5,000 | 10,000 | 0.50× | 2,500 | 2.00× |",
 		"| FIFO inversions | 0 | 0 | both 0 | 40 | 0 (ours 0) |",
 		"| queue | Sign | 4,348 | 2,920 | 39 |",
 		"![Queue length, live visitors and admissions over time](docs/flashcrowd.svg)",
-		"| join | 10 | 10.0 |",
+		"| join | Go | 10 | 10.0 |",
+		"| join | TinyGo | 10 | 5.0 |",
+		"Go (go1.x) 8,000,000 bytes; TinyGo (0.33.0) 1,000,000 bytes",
+		"| package | benchmark | Go ns/op | Go B/op | Go allocs/op | TinyGo ns/op | TinyGo B/op | TinyGo allocs/op | TinyGo ÷ Go |",
+		"| queue | Sign | 8,000 | 2,920 | 39 | 4,000 | 1,000 | 9 | 0.50× |",
+		"| queue | Match | 900 | 0 | 0 | – | – | – | n/a |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("BENCHMARKS.md lacks %q", want)

@@ -1,11 +1,13 @@
 // Command bench runs the waiting room's benchmark and writes BENCHMARKS.md
 // and its plot: the simulated flash crowd under the waiting room and under
-// models of two other designs, the real wasm under concurrent load in the
-// local host, and the hot paths' Go benchmarks (run beforehand by make
-// bench, whose output -hotpaths names).
+// models of two other designs, the real wasm of each build (Go, and TinyGo
+// when given) under concurrent load in the local host, and the hot paths'
+// Go benchmarks, native and compiled to wasm by each compiler (run
+// beforehand by make bench, whose outputs the -hotpaths flags name).
 //
-//	go run ./cmd/bench -hotpaths hot.txt -wasm ../bin/main.wasm -manifest ../fastly.toml \
-//	    -out ../BENCHMARKS.md -plot ../docs/flashcrowd.svg [-large]
+//	go run ./cmd/bench -hotpaths hot.txt -wasm ../bin/main.go.wasm -hotpaths-wasm hot-wasm.txt \
+//	    [-tinygo-wasm ../bin/main.tinygo.wasm -tinygo-hotpaths hot-tinygo.txt -tinygo-version 0.33.0] \
+//	    -manifest ../fastly.toml -out ../BENCHMARKS.md -plot ../docs/flashcrowd.svg [-large]
 package main
 
 import (
@@ -16,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -28,15 +31,27 @@ import (
 
 // options are the command's flags.
 type options struct {
-	hotpaths, wasm, manifest, out, plot, command, cacheDir string
-	visitors, loadVisitors, concurrency                    int
-	began                                                  time.Time
+	hotpaths, manifest, out, plot, command, cacheDir string
+	// builds are Go's and, when its wasm is given, TinyGo's.
+	builds                              []build
+	missing                             string
+	visitors, loadVisitors, concurrency int
+	began                               time.Time
 }
+
+// build names one compiler's wasm and its hot paths' benchmark output.
+type build struct{ name, version, wasm, hotpaths string }
 
 func main() {
 	var o options
 	flag.StringVar(&o.hotpaths, "hotpaths", "", "`file` holding go test -bench -benchmem output of the hot paths")
-	flag.StringVar(&o.wasm, "wasm", "bin/main.wasm", "the service to load")
+	goBuild, tinygo := build{name: "Go", version: runtime.Version()}, build{name: "TinyGo"}
+	flag.StringVar(&goBuild.wasm, "wasm", "bin/main.go.wasm", "the service built by Go")
+	flag.StringVar(&goBuild.hotpaths, "hotpaths-wasm", "", "`file` holding the hot paths' benchmarks compiled to wasm by Go")
+	flag.StringVar(&tinygo.wasm, "tinygo-wasm", "", "the service built by TinyGo (empty: not measured)")
+	flag.StringVar(&tinygo.hotpaths, "tinygo-hotpaths", "", "`file` holding the hot paths' benchmarks under tinygo test")
+	flag.StringVar(&tinygo.version, "tinygo-version", "", "TinyGo's version, for the report")
+	flag.StringVar(&o.missing, "missing", "", "why a build is not measured, for the report")
 	flag.StringVar(&o.manifest, "manifest", "fastly.toml", "the manifest whose [local_server] the host reads")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "where to write the report")
 	flag.StringVar(&o.plot, "plot", "docs/flashcrowd.svg", "where to write the plot")
@@ -53,6 +68,10 @@ func main() {
 	if *large {
 		o.visitors = 1000000
 	}
+	o.builds = []build{goBuild}
+	if tinygo.wasm != "" {
+		o.builds = append(o.builds, tinygo)
+	}
 	o.began = time.Now()
 	if *started > 0 {
 		o.began = time.Unix(*started, 0)
@@ -65,15 +84,19 @@ func main() {
 }
 
 func run(ctx context.Context, o options) error {
-	res := benchreport.Results{Date: time.Now(), Command: o.command, Machine: benchreport.DescribeMachine()}
-	f, err := os.Open(o.hotpaths)
-	if err != nil {
-		return fmt.Errorf("hot paths: %w", err)
-	}
-	res.HotPaths, err = benchreport.ParseGoBench(f)
-	f.Close()
-	if err != nil {
+	res := benchreport.Results{Date: time.Now(), Command: o.command, Machine: benchreport.DescribeMachine(), Missing: o.missing}
+	var err error
+	if res.HotPaths, err = hotPaths(o.hotpaths); err != nil {
 		return err
+	}
+	for _, b := range o.builds {
+		rb := benchreport.Build{Name: b.name, Toolchain: b.version}
+		if b.hotpaths != "" {
+			if rb.HotPaths, err = hotPaths(b.hotpaths); err != nil {
+				return fmt.Errorf("%s: %w", b.name, err)
+			}
+		}
+		res.Builds = append(res.Builds, rb)
 	}
 
 	// The event: a flash crowd of a fifth of the visitors (20,000 of
@@ -84,14 +107,17 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
-	log.Printf("load: %d visitors through %s, %d at a time", o.loadVisitors, o.wasm, o.concurrency)
-	if res.Load, err = load.Run(ctx, load.Options{Wasm: o.wasm, Manifest: o.manifest, CacheDir: o.cacheDir,
-		Visitors: o.loadVisitors, Concurrency: o.concurrency}); err != nil {
-		return fmt.Errorf("load: %w", err)
-	}
-	for _, p := range res.Load.Phases {
-		log.Printf("load: %-10s %6d requests, %6.1f/s, p50 %v, p99 %v, CPU %v a request", p.Kind, p.Requests, p.PerSecond(),
-			p.P50.Round(time.Millisecond), p.P99.Round(time.Millisecond), p.CPUPerRequest().Round(100*time.Microsecond))
+	for i := range res.Builds {
+		b, wasm := &res.Builds[i], o.builds[i].wasm
+		log.Printf("load: %d visitors through %s, %d at a time", o.loadVisitors, wasm, o.concurrency)
+		if b.Load, err = load.Run(ctx, load.Options{Wasm: wasm, Manifest: o.manifest, CacheDir: o.cacheDir,
+			Visitors: o.loadVisitors, Concurrency: o.concurrency}); err != nil {
+			return fmt.Errorf("load %s: %w", wasm, err)
+		}
+		for _, p := range b.Load.Phases {
+			log.Printf("load %s: %-10s %6d requests, %6.1f/s, p50 %v, p99 %v, CPU %v a request", b.Name, p.Kind, p.Requests, p.PerSecond(),
+				p.P50.Round(time.Millisecond), p.P99.Round(time.Millisecond), p.CPUPerRequest().Round(100*time.Microsecond))
+		}
 	}
 
 	rel, err := filepath.Rel(filepath.Dir(o.out), o.plot)
@@ -118,6 +144,16 @@ func run(ctx context.Context, o options) error {
 	}
 	log.Printf("wrote %s and %s in %v", o.out, o.plot, res.Took.Round(time.Second))
 	return nil
+}
+
+// hotPaths reads a file of benchmark output.
+func hotPaths(file string) ([]benchreport.HotPath, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("hot paths: %w", err)
+	}
+	defer f.Close()
+	return benchreport.ParseGoBench(f)
 }
 
 // simulate plays the event under each design, each on its own redis-server.

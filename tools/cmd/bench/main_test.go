@@ -19,7 +19,8 @@ func TestRun(t *testing.T) {
 	if err := os.WriteFile(hot, []byte("pkg: x/queue\nBenchmarkSign-2 \t 100 \t 4348 ns/op \t 2920 B/op \t 39 allocs/op\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o := options{hotpaths: hot, wasm: devstack.ServiceWasm(filepath.Join("..", "..", "..")), manifest: filepath.Join("..", "..", "..", "fastly.toml"),
+	o := options{hotpaths: hot, builds: []build{{name: "Go", version: "go1.x", wasm: devstack.ServiceWasm(filepath.Join("..", "..", "..")), hotpaths: hot}},
+		manifest: filepath.Join("..", "..", "..", "fastly.toml"),
 		out: filepath.Join(dir, "BENCHMARKS.md"), plot: filepath.Join(dir, "docs", "flashcrowd.svg"), command: "make bench",
 		cacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache"), visitors: 1000, loadVisitors: 64, concurrency: 8,
 		began: time.Now()}
@@ -32,7 +33,7 @@ func TestRun(t *testing.T) {
 	}
 	for _, want := range []string{
 		"| metric | edge waiting room | two-counter (model) | ratio | unordered gate (model) | ratio |",
-		"](docs/flashcrowd.svg)", "| join | 64 |", "| queue | Sign | 4,348 |", "1,000 visitors, 200 of them in the first minute",
+		"](docs/flashcrowd.svg)", "| join | Go | 64 |", "| queue | Sign | 4,348 |", "1,000 visitors, 200 of them in the first minute",
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("BENCHMARKS.md lacks %q", want)
