@@ -268,6 +268,7 @@ func TestUnsetSettingsRefusedThroughTheWasm(t *testing.T) {
 		}, "/", edge.SecretStore, "--name=" + edge.SecretStore},
 	}
 	commands := newCLICommands(t)
+	logged := map[string]bool{}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startWith(t, tc.adjust)
@@ -290,8 +291,73 @@ func TestUnsetSettingsRefusedThroughTheWasm(t *testing.T) {
 				if commands.check(t, lines[i-1]) == 0 {
 					t.Fatalf("log line %q holds no fastly command", lines[i-1])
 				}
+				logged[lines[i-1]] = true
 			}
 		})
+	}
+	// The README's example is a line the service really logs.
+	example := ""
+	for _, l := range strings.Split(readmeDeploy(t), "\n") {
+		if strings.HasPrefix(l, "setup: ") {
+			example = l
+		}
+	}
+	if !logged[example] {
+		t.Errorf("the README's example log line %q is not one the service logs", example)
+	}
+}
+
+// readmeDeploy returns the README's "Deploy" section.
+func readmeDeploy(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Deploy\n")
+	if !ok {
+		t.Fatal("README.md has no Deploy section")
+	}
+	if i := strings.Index(section, "\n## "); i >= 0 {
+		section = section[:i]
+	}
+	return section
+}
+
+// shellComment is a comment after a command in the README's code blocks.
+var shellComment = regexp.MustCompile(`\s{2,}#.*$`)
+
+// TestReadmeDeployCommands checks every fastly command the README's Deploy
+// guide gives (in code blocks and inline) against the Fastly CLI's help,
+// and runs its key-generating one-liners.
+func TestReadmeDeployCommands(t *testing.T) {
+	section := readmeDeploy(t)
+	commands := newCLICommands(t)
+	n := 0
+	inBlock := false
+	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "```") {
+			inBlock = !inBlock
+			continue
+		}
+		if inBlock {
+			n += commands.check(t, shellComment.ReplaceAllString(line, ""))
+			continue
+		}
+		for _, m := range regexp.MustCompile("`(fastly [^`]*)`").FindAllStringSubmatch(line, -1) {
+			n += commands.check(t, m[1])
+		}
+	}
+	if n < 20 {
+		t.Errorf("found only %d fastly commands in the Deploy section", n)
+	}
+	t.Logf("%d fastly commands checked against the CLI's help", n)
+	for _, generator := range []string{`echo "k1:$(openssl rand -base64 32)"`, `echo "k$(date +%s):$(openssl rand -base64 32)"`} {
+		if !strings.Contains(section, strings.TrimPrefix(generator, "echo ")) {
+			t.Errorf("the Deploy section no longer shows %s", generator)
+			continue
+		}
+		checkKeyGenerator(t, generator)
 	}
 }
 
@@ -349,7 +415,7 @@ func (c *cliCommands) problems(t *testing.T, text string) (n int, problems []str
 		n++
 		name := strings.Join(cmd.words, " ")
 		help := c.helpFor(t, cmd.words)
-		if !strings.Contains(help, "USAGE\n  fastly "+name+" ") {
+		if !regexp.MustCompile(`USAGE\n  fastly ` + regexp.QuoteMeta(name) + `[ \n]`).MatchString(help) {
 			problems = append(problems, "`fastly "+name+"` is not a Fastly CLI command")
 			continue
 		}
