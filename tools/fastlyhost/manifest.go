@@ -189,6 +189,12 @@ func eachNamed(read func(l *loader, section, name string, v any) error) func(*lo
 
 func (l *loader) path(file string) string { return filepath.Join(l.dir, file) }
 
+// fileText is the content of an entry's file.
+func (l *loader) fileText(file string) (string, error) {
+	b, err := os.ReadFile(l.path(file))
+	return string(b), err
+}
+
 // fields is a TOML table read the way Viceroy's deserializers read one:
 // each known key is taken out, and a key left over is refused.
 type fields map[string]any
@@ -470,11 +476,9 @@ func (l *loader) kvStore(_, name string, v any) error {
 		case hasFile && hasData:
 			return fmt.Errorf("The `file` and `data` keys for the object `%s` are set. Only one can be used.", key)
 		case hasFile:
-			b, err := os.ReadFile(l.path(file))
-			if err != nil {
+			if data, err = l.fileText(file); err != nil {
 				return err
 			}
-			data = string(b)
 		case !hasData:
 			return fmt.Errorf("The `file` or `data` key for the object `%s` is not set. One must be used.", key)
 		}
@@ -583,11 +587,9 @@ func (l *loader) secretStore(_, name string, v any) error {
 		}
 		switch sources[0] {
 		case "file":
-			b, err := os.ReadFile(l.path(s))
-			if err != nil {
+			if s, err = l.fileText(s); err != nil {
 				return err
 			}
-			s = string(b)
 		case "env":
 			s = os.Getenv(s)
 		}
