@@ -94,7 +94,7 @@ func parseArgs(args []string) (options, error) {
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:7676", "address to serve on")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.BoolVar(&o.version, "V", false, "the short form of --version")
-	fs.Var((*count)(&o.verbosity), "v", "verbose; accepted as Viceroy's -v, -vv, -vvv (the host always logs what Viceroy logs at -v)")
+	fs.Var((*count)(&o.verbosity), "v", "Viceroy's verbosity (-v, -vv, -vvv); accepted, and changes nothing: the host's log has no levels")
 	fs.StringVar(&o.cacheDir, "cache-dir", defaultCacheDir(), "directory for compiled code (empty: none)")
 	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "how long one request's instance may run")
 
