@@ -21,7 +21,7 @@ func TestRun(t *testing.T) {
 	}
 	o := options{hotpaths: hot, builds: []build{{name: "Go", version: "go1.x", wasm: devstack.ServiceWasm(filepath.Join("..", "..", "..")), hotpaths: hot}},
 		manifest: filepath.Join("..", "..", "..", "fastly.toml"),
-		out: filepath.Join(dir, "BENCHMARKS.md"), plot: filepath.Join(dir, "docs", "flashcrowd.svg"), command: "make bench",
+		out:      filepath.Join(dir, "BENCHMARKS.md"), plot: filepath.Join(dir, "docs", "flashcrowd.svg"), command: "make bench",
 		cacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache"), visitors: 1000, loadVisitors: 64, concurrency: 8,
 		began: time.Now()}
 	if err := run(context.Background(), o); err != nil {
