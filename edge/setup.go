@@ -69,7 +69,7 @@ func secretProblem(name, problem string) *SetupError {
 func upstashURLProblem(problem string) *SetupError {
 	return &SetupError{Setting: "config " + KeyUpstashURL, Problem: problem,
 		Fix: "fastly config-store-entry delete --store-id=" + configStoreID + " --key=" + KeyUpstashURL +
-			" (the upstash backend then says where the database is), or fastly config-store-entry update --store-id=" +
+			" (the upstash backend then says where the database is), or fastly config-store-entry update --upsert --store-id=" +
 			configStoreID + " --key=" + KeyUpstashURL + " --value=https://<your database>.upstash.io"}
 }
 

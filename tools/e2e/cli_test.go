@@ -63,7 +63,11 @@ func cliEnv(t *testing.T) []string {
 	if dir, err := os.UserCacheDir(); err == nil {
 		env = append(env, "XDG_CACHE_HOME="+dir)
 	}
-	for _, v := range []string{"GOMODCACHE", "GOCACHE", "GOPATH", "GOTOOLCHAIN", "GOPROXY"} {
+	// GOENV keeps the settings of `go env -w` (GOPROXY and the like) that
+	// live under the real home; the caches follow it by default, so they
+	// are passed too. GOTOOLCHAIN is not set here: tools/build-wasm picks
+	// the Go an old TinyGo needs unless the user has set one.
+	for _, v := range []string{"GOENV", "GOMODCACHE", "GOCACHE", "GOPATH"} {
 		out, err := exec.Command("go", "env", v).Output()
 		if err != nil {
 			t.Fatalf("go env %s: %v", v, err)
@@ -74,7 +78,7 @@ func cliEnv(t *testing.T) []string {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
 		case name == "HOME" || name == "XDG_CONFIG_HOME" || name == "XDG_CACHE_HOME" || name == "PATH" || name == "GOFLAGS" || strings.HasPrefix(name, "FASTLY_"):
-		case name == "GOMODCACHE" || name == "GOCACHE" || name == "GOPATH" || name == "GOTOOLCHAIN" || name == "GOPROXY":
+		case name == "GOENV" || name == "GOMODCACHE" || name == "GOCACHE" || name == "GOPATH":
 		default:
 			env = append(env, kv)
 		}
