@@ -352,6 +352,16 @@ func TestReadmeDeployCommands(t *testing.T) {
 		t.Errorf("found only %d fastly commands in the Deploy section", n)
 	}
 	t.Logf("%d fastly commands checked against the CLI's help", n)
+	// The room definitions it shows are ones the service accepts.
+	rooms := regexp.MustCompile(`--key=room\.([a-z0-9_-]+) --value='([^']*)'`).FindAllStringSubmatch(section, -1)
+	if len(rooms) == 0 {
+		t.Errorf("the Deploy section shows no room definition")
+	}
+	for _, m := range rooms {
+		if _, err := queue.ParseRoom(m[1], []byte(m[2])); err != nil {
+			t.Errorf("the Deploy section's room %s: %v", m[1], err)
+		}
+	}
 	for _, generator := range []string{`echo "k1:$(openssl rand -base64 32)"`, `echo "k$(date +%s):$(openssl rand -base64 32)"`} {
 		if !strings.Contains(section, strings.TrimPrefix(generator, "echo ")) {
 			t.Errorf("the Deploy section no longer shows %s", generator)
