@@ -335,18 +335,18 @@ func TestFastlyCLIRewritesManifest(t *testing.T) {
 	}
 }
 
-// TestFastlyCLIServe runs `fastly compute serve --viceroy-path` with the
-// local Compute host in Viceroy's place, as users without Viceroy do, on
-// the wasm under test (--file skips the build).
+// TestFastlyCLIServe runs `fastly compute serve --skip-build --viceroy-path`
+// with the local Compute host in Viceroy's place, as the README says users
+// without Viceroy do, in a copy of the project whose bin/main.wasm is the
+// wasm under test.
 func TestFastlyCLIServe(t *testing.T) {
 	cli := fastlyCLI(t)
-	wasm, err := filepath.Abs(wasmPath())
+	wasm, err := os.ReadFile(wasmPath())
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(wasm); err != nil {
 		t.Fatalf("%v (run make build, or set WASM)", err)
 	}
+	dir := projectCopy(t)
+	writeFile(t, filepath.Join(dir, "bin", "main.wasm"), wasm)
 	host := filepath.Join(t.TempDir(), "fastlyhost")
 	if out, err := exec.Command("go", "build", "-o", host, "../cmd/fastlyhost").CombinedOutput(); err != nil {
 		t.Fatalf("build fastlyhost: %v\n%s", err, out)
@@ -357,8 +357,8 @@ func TestFastlyCLIServe(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	cmd := exec.Command(cli, "compute", "serve", "--file", wasm, "--non-interactive", "--viceroy-path", host, "--addr", addr)
-	cmd.Dir = repoRoot
+	cmd := exec.Command(cli, "compute", "serve", "--skip-build", "--non-interactive", "--viceroy-path", host, "--addr", addr)
+	cmd.Dir = dir
 	cmd.Env = cliEnv(t)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out strings.Builder
