@@ -72,6 +72,14 @@ func start(t testing.TB, timeout time.Duration) *env {
 // startRoom starts the stack with room as the shop room's definition.
 func startRoom(t testing.TB, timeout time.Duration, room string) *env {
 	t.Helper()
+	return startStack(t, timeout, room, nil)
+}
+
+// startStack starts the stack with room as the shop room's definition and
+// the store timeout, then lets adjust (if not nil) change the manifest
+// further. The env's keys are nil when adjust broke the key set.
+func startStack(t testing.TB, timeout time.Duration, room string, adjust func(*fastlyhost.Manifest)) *env {
+	t.Helper()
 	logs := &syncBuffer{}
 	st, err := devstack.Start(context.Background(), devstack.Options{
 		Manifest: filepath.Join("..", "..", "fastly.toml"), Wasm: wasmPath(),
@@ -83,6 +91,9 @@ func startRoom(t testing.TB, timeout time.Duration, room string) *env {
 			cfg["rooms"] = "shop"
 			cfg["room.shop"] = room
 			cfg["store_timeout_ms"] = fmt.Sprint(timeout.Milliseconds())
+			if adjust != nil {
+				adjust(m)
+			}
 		},
 	})
 	if err != nil {
@@ -90,7 +101,7 @@ func startRoom(t testing.TB, timeout time.Duration, room string) *env {
 	}
 	t.Cleanup(st.Close)
 	keys, err := queue.ParseKeySet(string(st.Manifest.SecretStores[devstack.SecretStore]["signing_keys"]))
-	if err != nil {
+	if err != nil && adjust == nil {
 		t.Fatal(err)
 	}
 	return &env{t: t, stack: st, logs: logs, keys: keys}

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"context"
-	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/edgequeue/waitingroom/edge"
 	"github.com/edgequeue/waitingroom/queue"
@@ -214,25 +211,7 @@ func TestDevSecretsAreRefusedWhenDeployed(t *testing.T) {
 // applied to the manifest.
 func startWith(t *testing.T, adjust func(*fastlyhost.Manifest)) *env {
 	t.Helper()
-	logs := &syncBuffer{}
-	st, err := devstack.Start(context.Background(), devstack.Options{
-		Manifest: filepath.Join(repoRoot, "fastly.toml"), Wasm: wasmPath(),
-		Addr: "127.0.0.1:0", UpstashAddr: "127.0.0.1:0", OriginAddr: "127.0.0.1:0",
-		CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache"), Timeout: 20 * time.Second,
-		Log: log.New(logs, "", 0),
-		Adjust: func(m *fastlyhost.Manifest) {
-			cfg := m.ConfigStores[devstack.ConfigStore]
-			cfg["rooms"] = "shop"
-			cfg["room.shop"] = room
-			cfg["store_timeout_ms"] = "5000"
-			adjust(m)
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	return &env{t: t, stack: st, logs: logs}
+	return startStack(t, loadTimeout, room, adjust)
 }
 
 // TestUnsetSettingsRefusedThroughTheWasm runs the wasm under test with each
