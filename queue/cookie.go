@@ -25,8 +25,11 @@ func CookieValues(lines []string, name string) []string {
 			} else {
 				part, line = line, ""
 			}
+			// Trimming only shortens a name: most cookies are ruled out
+			// by length before paying for TrimSpace, a call TinyGo's
+			// size-optimised build does not inline.
 			eq := strings.IndexByte(part, '=')
-			if eq < 0 || strings.TrimSpace(part[:eq]) != name {
+			if eq < len(name) || strings.TrimSpace(part[:eq]) != name {
 				continue
 			}
 			v := strings.TrimSpace(part[eq+1:])

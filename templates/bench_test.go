@@ -9,10 +9,31 @@ func BenchmarkRenderQueue(b *testing.B) {
 	}
 	values := map[string]string{"room": "shop", "ticket": "48213", "position": "1204", "ahead": "1203",
 		"now_serving": "47010", "issued": "52977", "wait": "about 6 minutes", "refresh_seconds": "10", "status": "waiting"}
+	var page string
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if len(t.Render(values)) == 0 {
-			b.Fatal("empty page")
+		page = t.Render(values)
+	}
+	b.StopTimer()
+	if want := naiveRender(b, Queue, values); page != want {
+		b.Fatalf("page:\n%s\nwant:\n%s", page, want)
+	}
+}
+
+// BenchmarkDefaultQueue is the queue page's template as the edge gets it
+// for each page it shows: the embedded default, parsed.
+func BenchmarkDefaultQueue(b *testing.B) {
+	var t *Template
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		var err error
+		if t, err = Queue.Default(); err != nil {
+			b.Fatal(err)
 		}
+	}
+	b.StopTimer()
+	values := map[string]string{"ticket": "<1>"}
+	if got, want := t.Render(values), naiveRender(b, Queue, values); got != want {
+		b.Fatalf("renders %q, want %q", got, want)
 	}
 }

@@ -13,15 +13,23 @@
 package templates
 
 import (
-	"embed"
+	_ "embed" // the default pages
 	"errors"
 	"fmt"
-	"html"
 	"strings"
 )
 
-//go:embed *.html
-var defaults embed.FS
+// The default pages, embedded as strings rather than an embed.FS: a
+// string is read in place, where FS.ReadFile copies the file on every
+// request that shows a page.
+var (
+	//go:embed queue.html
+	queueHTML string
+	//go:embed busy.html
+	busyHTML string
+	//go:embed problem.html
+	problemHTML string
+)
 
 // ErrTemplate wraps every parse error.
 var ErrTemplate = errors.New("invalid template")
@@ -54,69 +62,175 @@ const maxTemplate = 256 << 10
 type Template struct {
 	name  string
 	parts []part
+	// names are the page's Fields, which parts refer to by index.
+	names []string
+	// used has bit i set when the template uses names[i] (i < maxCached).
+	used uint32
 }
 
+// part is literal text, or (field >= 0) the value of names[field].
 type part struct {
 	text  string
-	field string
+	field int
 }
+
+// maxCached is how many of a page's names Render looks up once and keeps;
+// pages have a handful, and any beyond are looked up at each use.
+const maxCached = 32
 
 // Parse parses src as a template of page p.
 func (p Page) Parse(src string) (*Template, error) {
 	if len(src) > maxTemplate {
 		return nil, fmt.Errorf("%w: %s: %d bytes, the limit is %d", ErrTemplate, p.Name, len(src), maxTemplate)
 	}
-	t := &Template{name: p.Name}
+	// One allocation for the parts: each {{ adds a name and the text
+	// after it.
+	t := &Template{name: p.Name, names: p.Fields, parts: make([]part, 0, 2*strings.Count(src, "{{")+1)}
 	rest := src
 	for {
 		open := strings.Index(rest, "{{")
 		if open < 0 {
-			t.parts = append(t.parts, part{text: rest})
+			t.parts = append(t.parts, part{text: rest, field: -1})
 			return t, nil
 		}
-		t.parts = append(t.parts, part{text: rest[:open]})
+		t.parts = append(t.parts, part{text: rest[:open], field: -1})
 		rest = rest[open+2:]
 		end := strings.Index(rest, "}}")
 		if end < 0 {
 			return nil, fmt.Errorf("%w: %s: a {{ at byte %d is never closed", ErrTemplate, p.Name, len(src)-len(rest)-2)
 		}
-		field := strings.TrimSpace(rest[:end])
-		if !p.has(field) {
-			return nil, fmt.Errorf("%w: %s: unknown name {{%s}}; this page provides %s", ErrTemplate, p.Name, field, strings.Join(p.Fields, ", "))
+		name := strings.TrimSpace(rest[:end])
+		field := p.index(name)
+		if field < 0 {
+			return nil, fmt.Errorf("%w: %s: unknown name {{%s}}; this page provides %s", ErrTemplate, p.Name, name, strings.Join(p.Fields, ", "))
+		}
+		if field < maxCached {
+			t.used |= 1 << field
 		}
 		t.parts = append(t.parts, part{field: field})
 		rest = rest[end+2:]
 	}
 }
 
-func (p Page) has(field string) bool {
-	for _, f := range p.Fields {
-		if f == field {
-			return true
+// index returns the position of name in p.Fields, or -1.
+func (p Page) index(name string) int {
+	for i, f := range p.Fields {
+		if f == name {
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // Default returns the embedded template of page p.
 func (p Page) Default() (*Template, error) {
-	src, err := defaults.ReadFile(p.Name)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: no default: %v", ErrTemplate, p.Name, err)
+	src, ok := defaultSource(p.Name)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s: no default", ErrTemplate, p.Name)
 	}
-	return p.Parse(string(src))
+	return p.Parse(src)
+}
+
+// defaultSource returns the embedded page called name.
+func defaultSource(name string) (string, bool) {
+	switch name {
+	case "queue.html":
+		return queueHTML, true
+	case "busy.html":
+		return busyHTML, true
+	case "problem.html":
+		return problemHTML, true
+	}
+	return "", false
 }
 
 // Render substitutes values, HTML-escaped, for the template's names. A name
 // without a value renders as nothing.
+//
+// The page is allocated once, at its final size, because under TinyGo
+// each allocated byte costs its share of a garbage collection, and the
+// page is most of what a waiting visitor's request allocates: Render
+// measures the escaped page first, looks each value up once (a TinyGo map
+// lookup by string allocates), and escapes while copying, as
+// html.EscapeString would, rather than building an escaped copy of each
+// value and growing a buffer as it goes.
 func (t *Template) Render(values map[string]string) string {
-	var b strings.Builder
-	for _, p := range t.parts {
-		if p.field == "" {
-			b.WriteString(p.text)
-			continue
+	var cache [maxCached]string
+	for i := 0; i < len(t.names) && i < maxCached; i++ {
+		if t.used&(1<<i) != 0 {
+			cache[i] = values[t.names[i]]
 		}
-		b.WriteString(html.EscapeString(values[p.field]))
+	}
+	size := 0
+	for _, p := range t.parts {
+		if p.field < 0 {
+			size += len(p.text)
+		} else {
+			size += escapedLen(t.value(&cache, values, p.field))
+		}
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, p := range t.parts {
+		if p.field < 0 {
+			b.WriteString(p.text)
+		} else {
+			writeEscaped(&b, t.value(&cache, values, p.field))
+		}
 	}
 	return b.String()
+}
+
+// value returns the value of names[field].
+func (t *Template) value(cache *[maxCached]string, values map[string]string, field int) string {
+	switch {
+	case field < 0 || field >= len(t.names):
+		return "" // Parse never makes such a part
+	case field < maxCached:
+		return cache[field]
+	}
+	return values[t.names[field]]
+}
+
+// escape returns html.EscapeString's replacement for c, or "" when c
+// stays as it is.
+func escape(c byte) string {
+	switch c {
+	case '&':
+		return "&amp;"
+	case '\'':
+		return "&#39;"
+	case '<':
+		return "&lt;"
+	case '>':
+		return "&gt;"
+	case '"':
+		return "&#34;"
+	}
+	return ""
+}
+
+// escapedLen is len(html.EscapeString(s)).
+func escapedLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		if e := escape(s[i]); e != "" {
+			n += len(e) - 1
+		}
+	}
+	return n
+}
+
+// writeEscaped writes html.EscapeString(s), copying runs that need no
+// escaping whole.
+func writeEscaped(b *strings.Builder, s string) {
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if e := escape(s[i]); e != "" {
+			b.WriteString(s[last:i])
+			b.WriteString(e)
+			last = i + 1
+		}
+	}
+	b.WriteString(s[last:])
 }
