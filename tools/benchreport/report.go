@@ -306,7 +306,7 @@ func hotPaths(w func(string, ...any), res Results) {
 	w("\n- **Sign** and **Verify**: an HS256 pass (JWT) signed for a new session; checked, with a valid and a tampered signature.\n")
 	w("- **CookieValues**: finding the room's cookie in a Cookie header of six cookies. **Match**: finding the room for a path among ten rooms.\n")
 	w("- **DecideSession**: the whole decision for an admitted visitor inside the heartbeat (read and verify the pass, no store call).\n")
-	w("- **RenderQueue**: the queue page from its template. **LoadSettings**: reading and checking the config store's settings with five rooms, which every request does.\n")
+	w("- **RenderQueue**: the queue page from a parsed template. **DefaultQueue**: the built-in queue page, found and rendered as a request does. **LoadSettings**: reading and checking the config store's settings with five rooms, which every request does.\n")
 }
 
 func findHotPath(hs []HotPath, pkg, name string) (HotPath, bool) {
