@@ -217,11 +217,8 @@ const (
 )
 
 // unresolvable reports whether a store error came from a DNS failure of the
-// upstash backend. The store flattens its transport's error into text, so
-// the marker is looked for in the message.
-func unresolvable(err error) bool {
-	return err != nil && (errors.Is(err, ErrBackendUnresolvable) || strings.Contains(err.Error(), ErrBackendUnresolvable.Error()))
-}
+// upstash backend.
+func unresolvable(err error) bool { return errors.Is(err, ErrBackendUnresolvable) }
 
 // describe says what a setup error asks for, or passes another error on.
 func describe(err error) string {

@@ -214,7 +214,8 @@ func (u *Upstash) command(ctx context.Context, cmd []string) ([]int64, error) {
 		Body: body,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		// Both wrapped: callers may tell why the transport failed.
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	if len(resp.Body) > maxAnswer {
 		return nil, fmt.Errorf("%w: answer of %d bytes", ErrProtocol, len(resp.Body))

@@ -65,6 +65,9 @@ func TestUpstashProtocol(t *testing.T) {
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 				t.Fatalf("error %v, want %v", err, tc.wantErr)
 			}
+			if tc.err != nil && !errors.Is(err, tc.err) {
+				t.Fatalf("error %v does not wrap the transport's %v", err, tc.err)
+			}
 			if len(tr.sent) != len(tc.wantCmds) {
 				t.Fatalf("sent %d commands, want %v", len(tr.sent), tc.wantCmds)
 			}
