@@ -19,10 +19,14 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -54,6 +58,12 @@ type Host struct {
 	timeout  time.Duration
 	bound    []string
 	stubbed  []string
+
+	// sandboxes counts the instances run, to number them as Viceroy does.
+	sandboxes atomic.Uint64
+
+	sharedMu sync.Mutex
+	shared   map[string]any // see shared in handles.go
 }
 
 type stateKey struct{}
@@ -169,35 +179,9 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), h.timeout)
 	defer cancel()
 	r = r.WithContext(ctx)
-	s := &state{
-		host: h, w: w, client: r, started: time.Now(),
-		reqs: map[uint32]*request{}, resps: map[uint32]*response{}, bodies: map[uint32]*body{},
-		pendings: map[uint32]*pending{}, configs: map[uint32]map[string]string{},
-		kvs: map[uint32]map[string]KVEntry{}, lookups: map[uint32]*KVEntry{},
-		secretSt: map[uint32]map[string][]byte{}, secrets: map[uint32][]byte{}, logs: map[uint32]string{},
-	}
-	s.next = 1 // handle 1 is the downstream request and its body
-	header := r.Header.Clone()
-	header.Set("Host", r.Host)
-	// The request target as the client sent it, not re-encoded from
-	// r.URL, as Viceroy's prepare_request (src/downstream.rs) keeps it.
-	s.reqs[1] = &request{method: r.Method, uri: "http://" + r.Host + pathAndQuery(r.RequestURI), header: header}
-	s.bodies[1] = &body{src: r.Body, srcLen: r.ContentLength}
-
+	s := h.newState(w, r)
 	out := &lineWriter{log: h.log}
-	cfg := wazero.NewModuleConfig().
-		WithName("").
-		WithArgs("main.wasm").
-		WithStdout(out).WithStderr(out).
-		WithSysWalltime().WithSysNanotime().WithSysNanosleep().
-		WithRandSource(rand.Reader).
-		WithEnv("FASTLY_HOSTNAME", "localhost").
-		WithEnv("FASTLY_SERVICE_VERSION", "0").
-		WithEnv("FASTLY_TRACE_ID", traceID())
-	mod, err := h.rt.InstantiateModule(experimental.WithMemoryAllocator(context.WithValue(ctx, stateKey{}, s), memoryAllocator), h.compiled, cfg)
-	if mod != nil {
-		mod.Close(context.Background())
-	}
+	err := h.instantiate(ctx, s, []string{"main.wasm"}, out, out)
 	out.Flush()
 	var exit *sys.ExitError
 	switch {
@@ -225,10 +209,103 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func traceID() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return fmt.Sprintf("%x", b)
+// Run runs the module once as a WASI command, as `viceroy run` does (its
+// ExecuteCtx::run_main): argv is the program name and args, the Fastly
+// calls are available, and the downstream request is Viceroy's placeholder,
+// GET http://example.com/ from 127.0.0.1:0 to 127.0.0.1:80, whose response
+// goes nowhere. The result is the process exit code Viceroy gives: the
+// guest's proc_exit code, 128+SIGABRT for a trap, 1 for any other failure.
+// Run has no time limit but ctx's, as Viceroy's run has none.
+func (h *Host) Run(ctx context.Context, program string, args []string, stdout, stderr io.Writer) (int, error) {
+	r := httptest.NewRequest(http.MethodGet, "http://example.com/", nil)
+	r.RemoteAddr = "127.0.0.1:0"
+	r = r.WithContext(context.WithValue(ctx, http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 80}))
+	s := h.newState(discard{}, r)
+	err := h.instantiate(r.Context(), s, append([]string{program}, args...), stdout, stderr)
+	var exit *sys.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &exit) && ctx.Err() == nil:
+		return int(uint8(exit.ExitCode())), nil
+	case ctx.Err() != nil:
+		return 1, ctx.Err()
+	case isTrap(err):
+		return 128 + int(syscall.SIGABRT), err
+	}
+	return 1, err
+}
+
+// isTrap reports whether err is the guest trapping (unreachable, an out of
+// bounds access, a stack overflow...) rather than the host failing it.
+func isTrap(err error) bool {
+	return strings.Contains(err.Error(), "wasm error:")
+}
+
+// discard is the placeholder downstream's response writer in Run.
+type discard struct{}
+
+func (discard) Header() http.Header         { return http.Header{} }
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+func (discard) WriteHeader(int)             {}
+
+// newState makes the handle tables of one instance serving r, whose
+// response goes to w.
+func (h *Host) newState(w http.ResponseWriter, r *http.Request) *state {
+	s := &state{
+		host: h, w: w, client: r, started: time.Now(),
+		reqs: map[uint32]*request{}, resps: map[uint32]*response{}, bodies: map[uint32]*body{},
+		pendings: map[uint32]*pending{}, configs: map[uint32]map[string]string{},
+		kvs: map[uint32]map[string]KVEntry{}, lookups: map[uint32]*KVEntry{},
+		secretSt: map[uint32]map[string][]byte{}, secrets: map[uint32][]byte{}, logs: map[uint32]string{},
+		objects: map[uint32]any{},
+	}
+	s.next = 1 // handle 1 is the downstream request and its body
+	header := r.Header.Clone()
+	header.Set("Host", r.Host)
+	// The request target as the client sent it, not re-encoded from
+	// r.URL, as Viceroy's prepare_request (src/downstream.rs) keeps it.
+	s.reqs[1] = &request{method: r.Method, uri: "http://" + r.Host + pathAndQuery(r.RequestURI), header: header}
+	s.bodies[1] = &body{src: r.Body, srcLen: r.ContentLength}
+	return s
+}
+
+// instantiate runs one instance of the module to its end: _start, with
+// argv and the FASTLY_* environment Viceroy gives every instance
+// (make_wasi_ctx in its src/linking.rs).
+func (h *Host) instantiate(ctx context.Context, s *state, argv []string, stdout, stderr io.Writer) error {
+	sandbox := h.sandboxes.Add(1) - 1
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithArgs(argv...).
+		WithStdout(stdout).WithStderr(stderr).
+		WithSysWalltime().WithSysNanotime().WithSysNanosleep().
+		WithRandSource(rand.Reader)
+	for _, kv := range viceroyEnv {
+		cfg = cfg.WithEnv(kv[0], kv[1])
+	}
+	// Trace IDs count up from 0 rather than being random, as Viceroy's do,
+	// for ease of testing.
+	cfg = cfg.WithEnv("FASTLY_TRACE_ID", fmt.Sprintf("%032x", sandbox))
+	mod, err := h.rt.InstantiateModule(experimental.WithMemoryAllocator(context.WithValue(ctx, stateKey{}, s), memoryAllocator), h.compiled, cfg)
+	if mod != nil {
+		mod.Close(context.Background())
+	}
+	return err
+}
+
+// viceroyEnv is the environment Viceroy stubs for compatibility with the
+// platform's, and FASTLY_HOSTNAME=localhost, by which a service knows it
+// runs locally.
+var viceroyEnv = [][2]string{
+	{"FASTLY_CACHE_GENERATION", "0"},
+	{"FASTLY_CUSTOMER_ID", "0000000000000000000000"},
+	{"FASTLY_POP", "XXX"},
+	{"FASTLY_REGION", "Somewhere"},
+	{"FASTLY_SERVICE_ID", "0000000000000000000000"},
+	{"FASTLY_SERVICE_VERSION", "0"},
+	{"FASTLY_HOSTNAME", "localhost"},
+	{"FASTLY_IS_STAGING", "0"},
 }
 
 // lineWriter logs a guest's output a line at a time.

@@ -94,6 +94,9 @@ type state struct {
 	secretSt map[uint32]map[string][]byte
 	secrets  map[uint32][]byte
 	logs     map[uint32]string
+	// objects holds the handles of the host call families that keep
+	// their own kinds of object (see handles.go).
+	objects map[uint32]any
 
 	// mu guards sent, which is set once the guest has sent its response
 	// downstream.

@@ -3,6 +3,12 @@
 // Viceroy cannot be installed:
 //
 //	fastlyhost -v -C fastly.toml --addr 127.0.0.1:7676 bin/main.wasm
+//
+// and Viceroy's run subcommand, which runs a module once as a WASI command
+// with the Fastly calls available and passes its arguments and exit code
+// through; it is what the SDK's tests use as `go test -exec`:
+//
+//	fastlyhost run -C fastly.toml test.wasm -test.v
 package main
 
 import (
@@ -40,7 +46,10 @@ func main() {
 		fmt.Println(version)
 		return
 	}
-	if err := run(o); err != nil {
+	if o.run {
+		os.Exit(runOnce(o))
+	}
+	if err := serve(o); err != nil {
 		log.Fatalf("fastlyhost: %v", err)
 	}
 }
@@ -51,6 +60,9 @@ type options struct {
 	timeout                        time.Duration
 	verbosity                      int
 	version                        bool
+	// run is Viceroy's run subcommand; args go to the module.
+	run  bool
+	args []string
 }
 
 // count is a flag that counts its repetitions, as Viceroy's -v does.
@@ -102,8 +114,24 @@ func parseArgs(args []string) (options, error) {
 		switch args[0] {
 		case "serve":
 			args = args[1:]
-		case "run", "adapt":
-			return o, fmt.Errorf("the %s subcommand is not supported by this host; it only serves", args[0])
+		case "run":
+			o.run = true
+			args = args[1:]
+		case "adapt":
+			return o, fmt.Errorf("the adapt subcommand is not supported by this host: it runs core wasm modules, not components")
+		}
+	}
+	if o.run {
+		// Everything after the module is the module's (clap's
+		// trailing_var_arg with allow_hyphen_values), even -v or -C.
+		flags, rest := splitAtModule(args)
+		args = flags
+		o.manifest = ""
+		if len(rest) > 0 {
+			args = append(flags, rest[0])
+		}
+		if len(rest) > 1 {
+			o.args = rest[1:]
 		}
 	}
 	expanded, err := viceroyFlags(args)
@@ -131,6 +159,27 @@ func parseArgs(args []string) (options, error) {
 		return o, fmt.Errorf("unexpected argument '%s': give one wasm module", positional[1])
 	}
 	return o, nil
+}
+
+// valueFlags are the flags that take their value as the next argument.
+var valueFlags = map[string]bool{"C": true, "config": true, "addr": true, "cache-dir": true, "timeout": true, "profile": true}
+
+// splitAtModule splits a run command line into the flags before the module
+// and the module with its arguments.
+func splitAtModule(args []string) (flags, rest []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return args[:i], args[i+1:]
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			return args[:i], args[i:]
+		}
+		if name := strings.TrimLeft(a, "-"); valueFlags[name] {
+			i++
+		}
+	}
+	return args, nil
 }
 
 // viceroyFlags refuses the flags this host does not implement and spells
@@ -208,7 +257,41 @@ func defaultCacheDir() string {
 	return filepath.Join(dir, "waitingroom-fastlyhost")
 }
 
-func run(o options) error {
+// runOnce runs the module as `viceroy run` does and returns the exit code
+// for the process. Without -C, the module runs with no local_server
+// configuration, as under Viceroy.
+func runOnce(o options) int {
+	m := &fastlyhost.Manifest{}
+	if o.manifest != "" {
+		var err error
+		if m, err = fastlyhost.LoadManifest(o.manifest); err != nil {
+			log.Printf("fastlyhost: %v", err)
+			return 1
+		}
+	}
+	wasm, err := os.ReadFile(o.wasm)
+	if err != nil {
+		log.Printf("fastlyhost: %v", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	host, err := fastlyhost.New(ctx, wasm, m, fastlyhost.Options{CacheDir: o.cacheDir})
+	if err != nil {
+		log.Printf("fastlyhost: %v", err)
+		return 1
+	}
+	defer host.Close(context.Background())
+	program := strings.TrimSuffix(filepath.Base(o.wasm), filepath.Ext(o.wasm))
+	code, err := host.Run(ctx, program, o.args, os.Stdout, os.Stderr)
+	if err != nil {
+		log.Printf("fastlyhost: %v", err)
+	}
+	return code
+}
+
+// serve answers HTTP on o.addr until interrupted.
+func serve(o options) error {
 	m, err := fastlyhost.LoadManifest(o.manifest)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -30,7 +31,16 @@ func TestViceroyCommandLine(t *testing.T) {
 		{"pushpin", with("--local-pushpin-proxy-port=5561"), options{}, "--local-pushpin-proxy-port is not supported"},
 		{"unknown flag after the wasm", with("--frobnicate"), options{}, "flag provided but not defined"},
 		{"second module", with("other.wasm"), options{}, "unexpected argument 'other.wasm'"},
-		{"run subcommand", []string{"run", "x.wasm"}, options{}, "the run subcommand is not supported"},
+		{"run: the SDK's go test -exec", []string{"run", "-C", "fastly.toml", "/tmp/go-build1/b001/acl.test", "-test.paniconexit0", "-test.timeout=10m0s", "-test.v=true"},
+			options{manifest: "fastly.toml", addr: "127.0.0.1:7676", wasm: "/tmp/go-build1/b001/acl.test", run: true,
+				args: []string{"-test.paniconexit0", "-test.timeout=10m0s", "-test.v=true"}}, ""},
+		{"run: flags after the module are the module's", []string{"run", "x.wasm", "-vv", "-C", "y", "--debug"},
+			options{addr: "127.0.0.1:7676", wasm: "x.wasm", run: true, args: []string{"-vv", "-C", "y", "--debug"}}, ""},
+		{"run: long flags before the module", []string{"run", "--config=f.toml", "-v", "x.wasm"},
+			options{manifest: "f.toml", addr: "127.0.0.1:7676", wasm: "x.wasm", run: true, verbosity: 1}, ""},
+		{"run: no -C means no local_server", []string{"run", "x.wasm"}, options{addr: "127.0.0.1:7676", wasm: "x.wasm", run: true}, ""},
+		{"run: Viceroy's flags before the module still checked", []string{"run", "--profile=guest", "x.wasm"}, options{}, "--profile=guest is not supported"},
+		{"adapt subcommand", []string{"adapt", "x.wasm"}, options{}, "the adapt subcommand is not supported"},
 		{"serve subcommand, long flags, -vv after the wasm",
 			[]string{"serve", "--config=f.toml", "x.wasm", "-vv", "--addr=[::1]:7676"},
 			options{manifest: "f.toml", addr: "[::1]:7676", wasm: "x.wasm", verbosity: 2}, ""},
@@ -50,7 +60,7 @@ func TestViceroyCommandLine(t *testing.T) {
 				t.Fatalf("%q: %v", tc.args, err)
 			}
 			got.cacheDir, got.timeout = "", 0
-			if got != tc.want {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("%q: %+v, want %+v", tc.args, got, tc.want)
 			}
 		})
