@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/tetratelabs/wazero/api"
 )
@@ -36,7 +35,6 @@ var Unsupported = map[string]bool{
 	"fastly_http_downstream.downstream_tls_ja3_md5":                true,
 	"fastly_http_downstream.downstream_tls_ja4":                    true,
 	"fastly_http_downstream.downstream_tls_protocol":               true,
-	"fastly_compute_runtime.get_heap_mib":                          true,
 	"fastly_http_body.trailer_names_get":                           true,
 	"fastly_http_body.trailer_value_get":                           true,
 	"fastly_http_body.trailer_values_get":                          true,
@@ -399,7 +397,7 @@ var hostcalls = map[string]hostcall{
 		return writeBuf(m, a[1], a[2], a[3], v)
 	},
 
-	// Logging, geography, CPU time.
+	// Logging, geography.
 	"fastly_log.endpoint_get": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
 		name, ok := read(m, a[0], a[1])
 		if !ok {
@@ -432,11 +430,6 @@ var hostcalls = map[string]hostcall{
 			return stError
 		}
 		return writeBuf(m, a[2], a[3], a[4], doc)
-	},
-	"fastly_compute_runtime.get_vcpu_ms": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		// Wall time in the guest so far: an upper bound on its CPU time,
-		// which the host cannot separate from its other goroutines.
-		return write64(m, a[0], uint64(time.Since(s.started).Milliseconds()))
 	},
 }
 

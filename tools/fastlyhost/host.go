@@ -287,6 +287,8 @@ func (h *Host) instantiate(ctx context.Context, s *state, argv []string, stdout,
 	// Trace IDs count up from 0 rather than being random, as Viceroy's do,
 	// for ease of testing.
 	cfg = cfg.WithEnv("FASTLY_TRACE_ID", fmt.Sprintf("%032x", sandbox))
+	ctx, unpin := withGuestCPU(ctx) // for get_vcpu_ms (runtime.go)
+	defer unpin()
 	mod, err := h.rt.InstantiateModule(experimental.WithMemoryAllocator(context.WithValue(ctx, stateKey{}, s), memoryAllocator), h.compiled, cfg)
 	if mod != nil {
 		mod.Close(context.Background())

@@ -30,6 +30,12 @@ type Manifest struct {
 	SecretStores map[string]map[string][]byte
 	// Geo maps client IP addresses to the record fastly_geo.lookup returns.
 	Geo map[string]map[string]any
+	// ACLs are the named ACLs fastly_acl.open opens (acl.go).
+	ACLs map[string]*ACL
+	// Devices is the device detection mapping (device.go).
+	Devices DeviceDetection
+	// ShieldingSites are the shields fastly_shielding knows (shielding.go).
+	ShieldingSites map[string]ShieldingSite
 	// Ignored names the settings Viceroy accepts that this host reads
 	// past without acting on, such as a backend's first_byte_timeout_ms.
 	Ignored []string
@@ -141,9 +147,9 @@ var sections = []struct {
 	{[]string{"object_stores", "object_store", "kv_stores"}, eachNamed((*loader).kvStore)},
 	{[]string{"secret_stores"}, eachNamed((*loader).secretStore)},
 	{[]string{"geolocation"}, (*loader).geolocation},
-	{[]string{"acls"}, nil},
-	{[]string{"device_detection"}, nil},
-	{[]string{"shielding_sites"}, nil},
+	{[]string{"acls"}, eachNamed((*loader).acl)},
+	{[]string{"device_detection"}, (*loader).deviceDetection},
+	{[]string{"shielding_sites"}, eachNamed((*loader).shieldingSite)},
 	{[]string{"fake_valid_fastly_keys"}, nil},
 }
 

@@ -164,8 +164,6 @@ old = "yes"
 [local_server.object_store]
 empty = []
 both = [{ key = "a", file = "f.txt", path = "p.txt" }]
-[local_server.acls]
-x = { file = "acl.json" }
 `,
 		"f.txt": "from file",
 		"p.txt": "from path",
@@ -186,7 +184,6 @@ x = { file = "acl.json" }
 	want := []string{
 		"local_server.backends.origin.use_sni",
 		"local_server.backends.origin.first_byte_timeout_ms",
-		"local_server.acls",
 	}
 	for _, w := range want {
 		if !slices.Contains(m.Ignored, w) {
