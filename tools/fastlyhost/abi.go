@@ -26,8 +26,6 @@ type hostcall func(ctx context.Context, s *state, m api.Memory, args []uint64) S
 // not take. An import in neither this list nor hostcalls fails the import
 // guard test, so a new SDK call is noticed rather than silently stubbed.
 var Unsupported = map[string]bool{
-	"fastly_http_req.send_v3":                                      true,
-	"fastly_http_req.send_async_v2":                                true,
 	"fastly_image_optimizer.transform_image_optimizer_request":     true,
 	"fastly_http_downstream.downstream_tls_cipher_openssl_name":    true,
 	"fastly_http_downstream.downstream_tls_client_hello":           true,
@@ -736,26 +734,41 @@ func (s *state) sendDownstream(r *response, b *body, streaming bool) Status {
 	return stOK
 }
 
-// send starts a backend request. A request to a backend the manifest does
-// not name fails with Inval, which the SDK reports as ErrBackendNotFound.
+// send starts a backend request and returns its pending handle.
 func (s *state) send(m api.Memory, reqH, bodyH, namePtr, nameLen, pendingOut uint64, streaming bool) Status {
+	p, st := s.start(m, reqH, bodyH, namePtr, nameLen, streaming)
+	if st != stOK {
+		return st
+	}
+	h := s.handle()
+	s.pendings[h] = p
+	return write32(m, pendingOut, h)
+}
+
+// start starts a backend request. A request to a backend the instance
+// does not know fails with Inval, which the SDK reports as
+// ErrBackendNotFound.
+func (s *state) start(m api.Memory, reqH, bodyH, namePtr, nameLen uint64, streaming bool) (*pending, Status) {
 	r, b := s.reqs[u32(reqH)], s.bodies[u32(bodyH)]
 	name, ok := read(m, namePtr, nameLen)
 	if r == nil || b == nil || !ok {
-		return stBadf
+		return nil, stBadf
 	}
-	backend, found := s.host.manifest.Backends[string(name)]
+	backend, via, found := s.backend(string(name))
 	if !found {
-		return stInval
+		return nil, stInval
 	}
 	guest, err := url.Parse(r.uri)
 	if err != nil {
-		return stInval
+		return nil, stInval
 	}
 	target, err := upstreamURL(backend.URL, r.uri)
 	if err != nil {
 		s.host.logf("backend request: %v", err)
-		return stInval
+		return nil, stInval
+	}
+	if via != nil {
+		target.Scheme, target.Host = via.Scheme, via.Host
 	}
 	var content io.Reader
 	length := int64(-1)
@@ -782,7 +795,7 @@ func (s *state) send(m api.Memory, reqH, bodyH, namePtr, nameLen, pendingOut uin
 	// deadline rather than one call's context.
 	req, err := http.NewRequestWithContext(s.client.Context(), r.method, "/", content)
 	if err != nil {
-		return stInval
+		return nil, stInval
 	}
 	req.URL = target
 	req.ContentLength = length
@@ -806,14 +819,17 @@ func (s *state) send(m api.Memory, reqH, bodyH, namePtr, nameLen, pendingOut uin
 	default:
 		req.Host = guest.Host
 	}
+	// Go's client would add its own User-Agent; Viceroy's hyper client
+	// sends only the guest's headers.
+	if _, set := req.Header["User-Agent"]; !set {
+		req.Header["User-Agent"] = nil
+	}
 	p := &pending{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		p.resp, p.err = s.host.client.Do(req)
 	}()
-	h := s.handle()
-	s.pendings[h] = p
-	return write32(m, pendingOut, h)
+	return p, stOK
 }
 
 // finish turns a completed backend request into response and body handles,

@@ -54,6 +54,7 @@ type configFile struct {
 type Backend struct {
 	URL          *url.URL
 	OverrideHost string
+	Health       BackendHealth // see backends.go
 }
 
 // KVEntry is one KV store value and its metadata.
@@ -257,9 +258,9 @@ func (f fields) unrecognized() error {
 
 // backendIgnored are the backend keys Viceroy accepts (src/config/
 // backends.rs) that this host does not act on: it speaks plain HTTP/1.1
-// with no timeouts or health state of its own.
+// with no timeouts of its own.
 var backendIgnored = []string{"cert_host", "use_sni", "client_certificate", "ca_certificate", "grpc",
-	"first_byte_timeout_ms", "between_bytes_timeout_ms", "health"}
+	"first_byte_timeout_ms", "between_bytes_timeout_ms"}
 
 func (l *loader) backend(section, name string, v any) error {
 	f, err := asFields(v)
@@ -277,6 +278,11 @@ func (l *loader) backend(section, name string, v any) error {
 	b := Backend{URL: u}
 	if _, present := f["override_host"]; present {
 		if b.OverrideHost, err = f.required("override_host"); err != nil {
+			return err
+		}
+	}
+	if v, present := f.take("health"); present {
+		if b.Health, err = parseHealth(v); err != nil {
 			return err
 		}
 	}

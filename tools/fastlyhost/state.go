@@ -94,6 +94,8 @@ type state struct {
 	secretSt map[uint32]map[string][]byte
 	secrets  map[uint32][]byte
 	logs     map[uint32]string
+	// dynamic are the backends the guest registered (backends.go).
+	dynamic map[string]dynamicBackend
 	// objects holds the handles of the host call families that keep
 	// their own kinds of object (see handles.go).
 	objects map[uint32]any
