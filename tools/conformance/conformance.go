@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -36,6 +37,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -155,6 +157,9 @@ type Runner struct {
 	ServeAddr string
 	// Env is added to every command's environment (GOFLAGS, GOCACHE...).
 	Env []string
+
+	targetOnce sync.Once
+	targetPath string
 }
 
 // Result is one package's run under one build.
@@ -168,24 +173,28 @@ type Result struct {
 }
 
 // Run runs p under build b.
-func (r *Runner) Run(ctx context.Context, p Package, b Build) Result {
+func (r *Runner) Run(ctx context.Context, p Package, b Build) (res Result) {
 	start := time.Now()
-	res := Result{Package: p, Build: b}
+	res = Result{Package: p, Build: b}
 	if b == TinyGo && r.TinyGo == "" {
 		res.Outcome = Outcome{Status: Skipped, Detail: "TinyGo is not installed"}
 		return res
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
-	var out bytes.Buffer
+	// The service's log has its own buffer: it writes while the test does.
+	var out, served lockedBuffer
 	if p.Kind == EndToEnd {
-		stop, err := r.serve(ctx, p, b, &out)
+		stop, err := r.serve(ctx, p, b, &served)
 		if err != nil {
 			res.Outcome = Outcome{Status: Fail, Detail: "serving the package's service: " + err.Error()}
-			res.Output, res.Took = out.String(), time.Since(start)
+			res.Output, res.Took = served.String(), time.Since(start)
 			return res
 		}
-		defer stop()
+		defer func() {
+			stop()
+			res.Output += "---- the served service's build and log:\n" + served.String()
+		}()
 	}
 	err := r.command(ctx, r.testCommand(p, b), r.SDK, &out).Run()
 	res.Output, res.Took = out.String(), time.Since(start)
@@ -210,19 +219,22 @@ func (r *Runner) testCommand(p Package, b Build) []string {
 		"-exec", r.Host + " run -C fastly.toml", "./" + p.Dir}
 }
 
-// target writes the TinyGo target the SDK's targets/fastly-compute-wasip1.json
-// describes, with fastlyhost as the emulator, and returns its path.
+// target writes, once, the TinyGo target the SDK's
+// targets/fastly-compute-wasip1.json describes, with fastlyhost as the
+// emulator, and returns its path.
 func (r *Runner) target() string {
-	path := filepath.Join(r.SDK, "targets", "fastlyhost-wasip1.json")
-	spec := fmt.Sprintf(`{"inherits": ["wasip1"], "emulator": %q}`+"\n", r.Host+" run -C fastly.toml {}")
-	// An error here shows as tinygo's own, naming the file.
-	_ = os.WriteFile(path, []byte(spec), 0o644)
-	return path
+	r.targetOnce.Do(func() {
+		r.targetPath = filepath.Join(r.SDK, "targets", "fastlyhost-wasip1.json")
+		spec := fmt.Sprintf(`{"inherits": ["wasip1"], "emulator": %q}`+"\n", r.Host+" run -C fastly.toml {}")
+		// An error here shows as tinygo's own, naming the file.
+		_ = os.WriteFile(r.targetPath, []byte(spec), 0o644)
+	})
+	return r.targetPath
 }
 
 // command makes a command that writes to out, runs in dir, builds for
 // wasip1, and dies with its children when ctx ends.
-func (r *Runner) command(ctx context.Context, argv []string, dir string, out *bytes.Buffer) *exec.Cmd {
+func (r *Runner) command(ctx context.Context, argv []string, dir string, out io.Writer) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = out, out
@@ -246,7 +258,7 @@ func (r *Runner) command(ctx context.Context, argv []string, dir string, out *by
 // build script of the package's fastly.toml, as the CLI would; TinyGo
 // builds the same package for wasip1. It returns once the address
 // accepts connections.
-func (r *Runner) serve(ctx context.Context, p Package, b Build, out *bytes.Buffer) (stop func(), err error) {
+func (r *Runner) serve(ctx context.Context, p Package, b Build, out io.Writer) (stop func(), err error) {
 	dir := filepath.Join(r.SDK, filepath.FromSlash(p.Dir))
 	wasm := filepath.Join("bin", "main.wasm")
 	build := []string{r.TinyGo, "build", "-target=wasip1", "-tags=fastlyinternaldebug", "-o", wasm, "."}
@@ -291,6 +303,24 @@ func (r *Runner) serve(ctx context.Context, p Package, b Build, out *bytes.Buffe
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// lockedBuffer is a buffer two processes' output copiers may share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // buildScript reads [scripts] build from a fastly.toml.

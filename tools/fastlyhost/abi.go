@@ -37,7 +37,6 @@ var Unsupported = map[string]bool{
 	"fastly_http_body.trailer_value_get":                           true,
 	"fastly_http_body.trailer_values_get":                          true,
 	"fastly_http_cache.*":                                          true,
-	"fastly_secret_store.from_bytes":                               true,
 	"fastly_http_req.redirect_to_websocket_proxy_v2":               true,
 	"fastly_http_req.redirect_to_grip_proxy_v2":                    true,
 	"fastly_http_downstream.downstream_client_request_id":          true,
@@ -285,116 +284,6 @@ var hostcalls = map[string]hostcall{
 		return stOK // trailers are accepted and dropped, as HTTP/1.1 without chunked trailers does
 	},
 
-	// Stores.
-	"fastly_config_store.open": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		name, ok := read(m, a[0], a[1])
-		if !ok || len(name) == 0 {
-			return stNone
-		}
-		items, found, err := s.host.manifest.configStore(string(name))
-		switch {
-		case !found:
-			return stBadf
-		case err != nil:
-			// Viceroy fails the open the same way (Error::Other) when the
-			// file no longer reads.
-			s.host.logf("%v", err)
-			return stError
-		}
-		h := s.handle()
-		s.configs[h] = items
-		return write32(m, a[2], h)
-	},
-	"fastly_config_store.get": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		items, found := s.configs[u32(a[0])]
-		key, ok := read(m, a[1], a[2])
-		if !found || !ok {
-			return stBadf
-		}
-		v, found := items[string(key)]
-		if !found {
-			return stNone
-		}
-		return writeBuf(m, a[3], a[4], a[5], []byte(v))
-	},
-	"fastly_kv_store.open": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		name, ok := read(m, a[0], a[1])
-		items, found := s.host.manifest.KVStores[string(name)]
-		if !ok || !found {
-			return stInval
-		}
-		h := s.handle()
-		s.kvs[h] = items
-		return write32(m, a[2], h)
-	},
-	"fastly_kv_store.lookup": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		items, found := s.kvs[u32(a[0])]
-		key, ok := read(m, a[1], a[2])
-		if !found || !ok {
-			return stBadf
-		}
-		h := s.handle()
-		if e, ok := items[string(key)]; ok {
-			s.lookups[h] = &e
-		} else {
-			s.lookups[h] = nil
-		}
-		return write32(m, a[5], h)
-	},
-	"fastly_kv_store.lookup_wait_v2": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		e, found := s.lookups[u32(a[0])]
-		if !found {
-			return stBadf
-		}
-		delete(s.lookups, u32(a[0]))
-		if e == nil {
-			return write32(m, a[6], kvNotFound)
-		}
-		b := newBody()
-		b.buf.Write(e.Data)
-		h := s.handle()
-		s.bodies[h] = b
-		st := both(write32(m, a[1], h), write64(m, a[5], 1), write32(m, a[6], kvOK))
-		if st != stOK {
-			return st
-		}
-		if uint64(len(e.Metadata)) > a[3] {
-			return both(write32(m, a[4], uint32(len(e.Metadata))), stBufLen)
-		}
-		return both(boolStatus(m.Write(u32(a[2]), []byte(e.Metadata))), write32(m, a[4], uint32(len(e.Metadata))))
-	},
-	"fastly_secret_store.open": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		name, ok := read(m, a[0], a[1])
-		items, found := s.host.manifest.SecretStores[string(name)]
-		if !ok || !found {
-			return stNone
-		}
-		h := s.handle()
-		s.secretSt[h] = items
-		return write32(m, a[2], h)
-	},
-	"fastly_secret_store.get": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		items, found := s.secretSt[u32(a[0])]
-		key, ok := read(m, a[1], a[2])
-		if !found || !ok {
-			return stBadf
-		}
-		v, found := items[string(key)]
-		if !found {
-			return stNone
-		}
-		h := s.handle()
-		s.secrets[h] = v
-		return write32(m, a[3], h)
-	},
-	"fastly_secret_store.plaintext": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		v, found := s.secrets[u32(a[0])]
-		if !found {
-			return stBadf
-		}
-		return writeBuf(m, a[1], a[2], a[3], v)
-	},
-
 	// Logging, geography.
 	"fastly_log.endpoint_get": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
 		name, ok := read(m, a[0], a[1])
@@ -477,10 +366,8 @@ func addHeaderCalls(module string, headers func(s *state, h uint32) http.Header)
 	}
 }
 
-// Values for the SDK's KVError and SendErrorDetailTag.
+// Values for the SDK's SendErrorDetailTag.
 const (
-	kvOK                 = 1
-	kvNotFound           = 3
 	sendErrOK            = 1
 	sendErrConnRefused   = 7
 	sendErrConnTimeout   = 9

@@ -255,9 +255,7 @@ func (h *Host) newState(w http.ResponseWriter, r *http.Request) *state {
 	s := &state{
 		host: h, w: w, client: r, started: time.Now(),
 		reqs: map[uint32]*request{}, resps: map[uint32]*response{}, bodies: map[uint32]*body{},
-		pendings: map[uint32]*pending{}, configs: map[uint32]map[string]string{},
-		kvs: map[uint32]map[string]KVEntry{}, lookups: map[uint32]*KVEntry{},
-		secretSt: map[uint32]map[string][]byte{}, secrets: map[uint32][]byte{}, logs: map[uint32]string{},
+		pendings: map[uint32]*pending{}, logs: map[uint32]string{},
 		objects: map[uint32]any{},
 	}
 	s.next = 1 // handle 1 is the downstream request and its body

@@ -88,11 +88,6 @@ type state struct {
 	resps    map[uint32]*response
 	bodies   map[uint32]*body
 	pendings map[uint32]*pending
-	configs  map[uint32]map[string]string
-	kvs      map[uint32]map[string]KVEntry
-	lookups  map[uint32]*KVEntry // nil entry: not found
-	secretSt map[uint32]map[string][]byte
-	secrets  map[uint32][]byte
 	logs     map[uint32]string
 	// dynamic are the backends the guest registered (backends.go).
 	dynamic map[string]dynamicBackend
