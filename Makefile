@@ -3,6 +3,7 @@
 #   make build   bin/main.wasm (TinyGo when a usable one is installed, else Go; TOOLCHAIN=go|tinygo forces one)
 #   make test    every test: edge module (this Go, Go 1.23, TinyGo), tools module, end to end on both wasm builds
 #   make serve   the waiting room locally (see README.md)
+#   make conformance  the Fastly Go SDK's own test suites against the local host; rewrites README.md's table
 #   make bench   the benchmark: writes BENCHMARKS.md and docs/flashcrowd.svg (make bench-large: 1,000,000 visitors)
 
 SHELL := /bin/bash
@@ -18,7 +19,7 @@ TINYGO_TEST := PATH="$(CURDIR)/bin:$$PATH" tools/build-wasm run-tinygo test -tar
 # Set in CI: a machine that should have TinyGo fails instead of skipping its leg.
 REQUIRE_TINYGO ?=
 
-.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run vet serve bench bench-large bench-host clean
+.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet serve bench bench-large bench-host clean
 
 build: bin/main.wasm
 
@@ -35,7 +36,7 @@ bin/main.tinygo.wasm: $(EDGE_SOURCES) tools/build-wasm
 $(WAZERO): tools/go.mod
 	cd tools && go build -o $(WAZERO) github.com/tetratelabs/wazero/cmd/wazero
 
-test: build test-edge test-edge-min test-tools test-tinygo
+test: build test-edge test-edge-min test-tools test-tinygo test-conformance
 
 vet:
 	gofmt -l . | (! grep .) || (echo "gofmt would change the files above" && exit 1)
@@ -76,6 +77,25 @@ test-tinygo:
 test-tinygo-run: bin/main.tinygo.wasm $(WAZERO) tools/fastlycli/node_modules
 	$(TINYGO_TEST) ./...
 	cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm go test -count=1 -timeout 20m ./e2e ./load ./fastlyhost
+
+# The Fastly Go SDK's own test suites (its integration_tests, end_to_end_tests and
+# the packages with a fastly.toml, from the module cache) against the local host, as
+# the SDK's Makefile runs them against Viceroy, under Go and TinyGo (tools/conformance).
+# make conformance rewrites README.md's table from the results; make test fails when
+# a result differs from tools/conformance/expected.go. The TinyGo runs are skipped
+# where no usable TinyGo is installed (unless REQUIRE_TINYGO is set).
+CONFORMANCE := cd tools && go build -o $(CURDIR)/bin/fastlyhost ./cmd/fastlyhost && \
+	go run ./cmd/conformance -module $(CURDIR) -host $(CURDIR)/bin/fastlyhost -log $(CURDIR)/bin/conformance.log \
+	$$($(CURDIR)/tools/build-wasm check-tinygo 2>/dev/null && echo -tinygo "$$(command -v $${TINYGO:-tinygo})")
+
+conformance:
+	@mkdir -p bin
+	$(CONFORMANCE) -readme $(CURDIR)/README.md
+
+test-conformance:
+	@mkdir -p bin
+	@if ! why=$$(tools/build-wasm check-tinygo 2>&1) && [ -n "$(REQUIRE_TINYGO)" ]; then echo "FAIL: TinyGo is required here: $$why"; exit 1; fi
+	$(CONFORMANCE) -check
 
 # The benchmark (see BENCHMARKS.md): hot paths (native, and compiled to wasm
 # by Go and by TinyGo), the simulated flash crowd against models of two other
