@@ -98,7 +98,10 @@ func run(ctx context.Context, host, tinygo, module, readme, only, logPath string
 	}
 	defer logFile.Close()
 
-	r := &conformance.Runner{SDK: copyDir, Host: host, TinyGo: tinygo, Timeout: timeout, ServeAddr: "127.0.0.1:23456"}
+	r := &conformance.Runner{SDK: copyDir, Host: host, TinyGo: tinygo, Timeout: timeout, ServeAddr: "127.0.0.1:23456",
+		// Dynamic backends are named in the tests' code, not in a
+		// manifest: the host is told where their stand-in is.
+		Env: []string{sdkbackend.StandInEnv(standIn)}}
 	log.Printf("compute-sdk-go %s from %s; stand-in backend at %s; %d packages", version, sdk, standIn, len(pkgs))
 	type job struct {
 		pkg   conformance.Package
