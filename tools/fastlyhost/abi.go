@@ -3,7 +3,6 @@ package fastlyhost
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -284,7 +283,7 @@ var hostcalls = map[string]hostcall{
 		return stOK // trailers are accepted and dropped, as HTTP/1.1 without chunked trailers does
 	},
 
-	// Logging, geography.
+	// Logging.
 	"fastly_log.endpoint_get": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
 		name, ok := read(m, a[0], a[1])
 		if !ok {
@@ -302,21 +301,6 @@ var hostcalls = map[string]hostcall{
 		}
 		s.host.logf("[log %s] %s", name, strings.TrimRight(string(msg), "\n"))
 		return write32(m, a[3], uint32(len(msg)))
-	},
-	"fastly_geo.lookup": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		octets, ok := read(m, a[0], a[1])
-		if !ok || (len(octets) != 4 && len(octets) != 16) {
-			return stInval
-		}
-		rec, found := s.host.manifest.Geo[net.IP(octets).String()]
-		if !found {
-			rec = map[string]any{}
-		}
-		doc, err := json.Marshal(rec)
-		if err != nil {
-			return stError
-		}
-		return writeBuf(m, a[2], a[3], a[4], doc)
 	},
 }
 

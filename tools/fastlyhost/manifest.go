@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -30,6 +31,9 @@ type Manifest struct {
 	SecretStores map[string]map[string][]byte
 	// Geo maps client IP addresses to the record fastly_geo.lookup returns.
 	Geo map[string]map[string]any
+	// GeoNoDefaultLoopback is use_default_loopback = false: a loopback
+	// address the mapping lacks then has no record (geo.go).
+	GeoNoDefaultLoopback bool
 	// ACLs are the named ACLs fastly_acl.open opens (acl.go).
 	ACLs map[string]*ACL
 	// Devices is the device detection mapping (device.go).
@@ -667,8 +671,12 @@ func (l *loader) geoMapping(v any) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := f.take("use_default_loopback"); ok {
-		l.m.Ignored = append(l.m.Ignored, "local_server.geolocation.use_default_loopback")
+	if v, ok := f.take("use_default_loopback"); ok {
+		b, isBool := v.(bool)
+		if !isBool {
+			return fmt.Errorf("definition was not provided as a TOML table") // Viceroy's words
+		}
+		l.m.GeoNoDefaultLoopback = !b
 	}
 	format, present, err := f.str("format")
 	if err != nil || !present {
@@ -702,7 +710,13 @@ func (l *loader) geoMapping(v any) error {
 		if !ok {
 			return fmt.Errorf("inline geolocation value was not a table: %s", ip)
 		}
-		l.m.Geo[ip] = r
+		// Keyed by the address as netip prints it, so that any spelling
+		// of an address matches, as Viceroy's IpAddr keys do.
+		addr, err := netip.ParseAddr(ip)
+		if err != nil || addr.Zone() != "" {
+			return fmt.Errorf("IP address not valid: 'invalid IP address syntax'")
+		}
+		l.m.Geo[addr.String()] = r
 	}
 	return nil
 }

@@ -336,3 +336,50 @@ func TestShieldInfo(t *testing.T) {
 		t.Errorf("remote: %q", got)
 	}
 }
+
+// TestGeoRecord checks geolocation as Viceroy keys and defaults it: any
+// spelling of an address matches, an IPv4-mapped address is not its IPv4
+// one, and a loopback address the mapping lacks gets the default record
+// unless use_default_loopback is false.
+func TestGeoRecord(t *testing.T) {
+	load := func(toml string) *Manifest {
+		t.Helper()
+		m, err := LoadManifest(writeFiles(t, map[string]string{"fastly.toml": toml}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	mapped := load("[local_server.geolocation]\nformat = \"inline-toml\"\n[local_server.geolocation.addresses.\"::FFFF:1.2.3.4\"]\ncity = \"Mapped\"\n[local_server.geolocation.addresses.\"2001:DB8:0::1\"]\ncity = \"Six\"")
+	none := load("")
+	off := load("[local_server.geolocation]\nuse_default_loopback = false")
+	tests := []struct {
+		name string
+		m    *Manifest
+		ip   string
+		want string // the record's city; "" for none
+	}{
+		{"mapped address", mapped, "::ffff:1.2.3.4", "Mapped"},
+		{"its IPv4 address", mapped, "1.2.3.4", ""},
+		{"IPv6 in another spelling", mapped, "2001:db8::1", "Six"},
+		{"default loopback", none, "127.0.0.9", "San Francisco"},
+		{"default IPv6 loopback", none, "::1", "San Francisco"},
+		{"IPv4-mapped loopback is not loopback", none, "::ffff:127.0.0.1", ""},
+		{"not loopback", none, "10.0.0.1", ""},
+		{"default loopback off", off, "127.0.0.1", ""},
+	}
+	for _, tc := range tests {
+		rec, found := tc.m.geoRecord(netip.MustParseAddr(tc.ip))
+		if city, _ := rec["city"].(string); city != tc.want || found != (tc.want != "") {
+			t.Errorf("%s: %v %v, want %q", tc.name, rec, found, tc.want)
+		}
+	}
+	for toml, want := range map[string]string{
+		"[local_server.geolocation]\nuse_default_loopback = \"no\"":                                              "definition was not provided as a TOML table",
+		"[local_server.geolocation]\nformat = \"inline-toml\"\naddresses = { \"not-an-ip\" = { city = \"x\" } }": "IP address not valid",
+	} {
+		if _, err := LoadManifest(writeFiles(t, map[string]string{"fastly.toml": toml})); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", toml, err, want)
+		}
+	}
+}
