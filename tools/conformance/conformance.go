@@ -64,6 +64,9 @@ type Package struct {
 	// forward slashes: "integration_tests/acl".
 	Dir  string
 	Kind Kind
+	// StandIn is set when the package's fastly.toml names internet
+	// backends that the copy points at the local stand-in.
+	StandIn bool
 }
 
 // Build is the compiler a run's wasm comes from.
@@ -115,9 +118,11 @@ func Discover(sdk string) ([]Package, error) {
 
 // Copy copies the SDK's tree from src (the read-only module cache) to dst,
 // writable, and passes every fastly.toml through rewrite, which points its
-// internet backends at a local stand-in.
-func Copy(src, dst string, rewrite func([]byte) ([]byte, error)) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+// internet backends at a local stand-in. It returns the directories (as
+// Package.Dir spells them) whose fastly.toml rewrite changed.
+func Copy(src, dst string, rewrite func([]byte) ([]byte, error)) (rewritten map[string]bool, err error) {
+	rewritten = map[string]bool{}
+	return rewritten, filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -134,9 +139,14 @@ func Copy(src, dst string, rewrite func([]byte) ([]byte, error)) error {
 			return err
 		}
 		if d.Name() == "fastly.toml" {
-			if data, err = rewrite(data); err != nil {
+			changed, err := rewrite(data)
+			if err != nil {
 				return fmt.Errorf("%s: %w", rel, err)
 			}
+			if !bytes.Equal(changed, data) {
+				rewritten[filepath.ToSlash(filepath.Dir(rel))] = true
+			}
+			data = changed
 		}
 		return os.WriteFile(target, data, 0o644)
 	})

@@ -78,8 +78,12 @@ func TestDiscoverAndCopy(t *testing.T) {
 	rewrite := func(b []byte) ([]byte, error) {
 		return bytes.ReplaceAll(b, []byte("https://internet.example/"), []byte("http://127.0.0.1:1/")), nil
 	}
-	if err := Copy(src, dst, rewrite); err != nil {
+	rewritten, err := Copy(src, dst, rewrite)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if want := map[string]bool{"integration_tests/acl": true}; !reflect.DeepEqual(rewritten, want) {
+		t.Errorf("rewritten = %v, want %v", rewritten, want)
 	}
 	got, err := os.ReadFile(filepath.Join(dst, "integration_tests/acl/fastly.toml"))
 	if err != nil || !strings.Contains(string(got), "http://127.0.0.1:1/") {
@@ -98,9 +102,9 @@ func TestDiscoverAndCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Package{
-		{"integration_tests/_version", Integration}, {"integration_tests/acl", Integration},
-		{"end_to_end_tests/serve-many", EndToEnd},
-		{"erl", Unit}, {"fsthttp/imageopto", Unit},
+		{"integration_tests/_version", Integration, false}, {"integration_tests/acl", Integration, false},
+		{"end_to_end_tests/serve-many", EndToEnd, false},
+		{"erl", Unit, false}, {"fsthttp/imageopto", Unit, false},
 	}
 	if !reflect.DeepEqual(pkgs, want) {
 		t.Errorf("Discover = %v, want %v", pkgs, want)
@@ -141,15 +145,15 @@ func TestTableAndSplice(t *testing.T) {
 		"integration_tests/shielding": {Go: {Status: Fail, Why: "shield_info needs Fastly's POPs"}, TinyGo: {Status: Skipped}},
 	}
 	results := []Result{
-		{Package: Package{"integration_tests/acl", Integration}, Build: Go, Outcome: Outcome{Status: Pass, Passed: 3}},
-		{Package: Package{"integration_tests/acl", Integration}, Build: TinyGo, Outcome: Outcome{Status: Pass, Passed: 3}},
-		{Package: Package{"integration_tests/shielding", Integration}, Build: Go, Outcome: Outcome{Status: Fail, Passed: 1, Failed: 1, Detail: "TestShield: boom"}},
-		{Package: Package{"integration_tests/shielding", Integration}, Build: TinyGo, Outcome: Outcome{Status: Skipped, Detail: "TinyGo is not installed"}},
+		{Package: Package{"integration_tests/acl", Integration, true}, Build: Go, Outcome: Outcome{Status: Pass, Passed: 3}},
+		{Package: Package{"integration_tests/acl", Integration, true}, Build: TinyGo, Outcome: Outcome{Status: Pass, Passed: 3}},
+		{Package: Package{"integration_tests/shielding", Integration, false}, Build: Go, Outcome: Outcome{Status: Fail, Passed: 1, Failed: 1, Detail: "TestShield: boom"}},
+		{Package: Package{"integration_tests/shielding", Integration, false}, Build: TinyGo, Outcome: Outcome{Status: Skipped, Detail: "TinyGo is not installed"}},
 	}
 	table := Table(results, expected, map[string]string{"integration_tests/acl": "ACLs"})
-	want := "| SDK package | kind | exercises | Go | TinyGo |\n|---|---|---|---|---|\n" +
-		"| `integration_tests/acl` | integration | ACLs | pass (3/3) | pass (3/3) |\n" +
-		"| `integration_tests/shielding` | integration |  | fail (1/2) [1] | skipped [2] |\n" +
+	want := "| SDK package | kind | exercises | backends | Go | TinyGo |\n|---|---|---|---|---|---|\n" +
+		"| `integration_tests/acl` | integration | ACLs | stand-in | pass (3/3) | pass (3/3) |\n" +
+		"| `integration_tests/shielding` | integration |  |  | fail (1/2) [1] | skipped [2] |\n" +
 		"\n1. integration_tests/shielding (Go): shield_info needs Fastly's POPs\n" +
 		"2. integration_tests/shielding (TinyGo): TinyGo is not installed\n"
 	if table != want {

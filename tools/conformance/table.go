@@ -67,10 +67,14 @@ func Table(results []Result, expected map[string]map[Build]Expectation, about ma
 		rw.cells[r.Build] = r
 	}
 	var b strings.Builder
-	b.WriteString("| SDK package | kind | exercises | Go | TinyGo |\n|---|---|---|---|---|\n")
+	b.WriteString("| SDK package | kind | exercises | backends | Go | TinyGo |\n|---|---|---|---|---|---|\n")
 	var notes []string
 	for _, rw := range rows {
-		fmt.Fprintf(&b, "| `%s` | %s | %s |", rw.pkg.Dir, rw.pkg.Kind, about[rw.pkg.Dir])
+		backends := ""
+		if rw.pkg.StandIn {
+			backends = "stand-in"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |", rw.pkg.Dir, rw.pkg.Kind, about[rw.pkg.Dir], backends)
 		for _, build := range []Build{Go, TinyGo} {
 			r, ok := rw.cells[build]
 			if !ok {

@@ -81,12 +81,16 @@ func run(ctx context.Context, host, tinygo, module, readme, only, logPath string
 
 	copyDir := filepath.Join(scratch, "compute-sdk-go")
 	rewrite := func(data []byte) ([]byte, error) { return sdkbackend.RewriteManifest(data, standIn) }
-	if err := conformance.Copy(sdk, copyDir, rewrite); err != nil {
+	rewritten, err := conformance.Copy(sdk, copyDir, rewrite)
+	if err != nil {
 		return err
 	}
 	pkgs, err := conformance.Discover(copyDir)
 	if err != nil {
 		return err
+	}
+	for i := range pkgs {
+		pkgs[i].StandIn = rewritten[pkgs[i].Dir]
 	}
 	if only != "" {
 		want := strings.Split(only, ",")
