@@ -20,29 +20,18 @@ import (
 type hostcall func(ctx context.Context, s *state, m api.Memory, args []uint64) Status
 
 // Unsupported lists the Fastly imports the host answers with Unsupported on
-// purpose: the guest cache, image optimizer and TLS details of downstream
-// requests, which the SDK reaches only through paths the waiting room does
-// not take. An import in neither this list nor hostcalls fails the import
+// purpose: the guest cache, the image optimizer, trailers and handoffs,
+// which the SDK reaches only through paths the waiting room does not take.
+// An import in neither this list nor hostcalls fails the import
 // guard test, so a new SDK call is noticed rather than silently stubbed.
 var Unsupported = map[string]bool{
-	"fastly_image_optimizer.transform_image_optimizer_request":     true,
-	"fastly_http_downstream.downstream_tls_cipher_openssl_name":    true,
-	"fastly_http_downstream.downstream_tls_client_hello":           true,
-	"fastly_http_downstream.downstream_tls_client_servername":      true,
-	"fastly_http_downstream.downstream_tls_ja3_md5":                true,
-	"fastly_http_downstream.downstream_tls_ja4":                    true,
-	"fastly_http_downstream.downstream_tls_protocol":               true,
-	"fastly_http_body.trailer_names_get":                           true,
-	"fastly_http_body.trailer_value_get":                           true,
-	"fastly_http_body.trailer_values_get":                          true,
-	"fastly_http_cache.*":                                          true,
-	"fastly_http_req.redirect_to_websocket_proxy_v2":               true,
-	"fastly_http_req.redirect_to_grip_proxy_v2":                    true,
-	"fastly_http_downstream.downstream_client_request_id":          true,
-	"fastly_http_downstream.downstream_client_h2_fingerprint":      true,
-	"fastly_http_downstream.downstream_client_oh_fingerprint":      true,
-	"fastly_http_downstream.downstream_compliance_region":          true,
-	"fastly_http_downstream.downstream_tls_raw_client_certificate": true,
+	"fastly_image_optimizer.transform_image_optimizer_request": true,
+	"fastly_http_body.trailer_names_get":                       true,
+	"fastly_http_body.trailer_value_get":                       true,
+	"fastly_http_body.trailer_values_get":                      true,
+	"fastly_http_cache.*":                                      true,
+	"fastly_http_req.redirect_to_websocket_proxy_v2":           true,
+	"fastly_http_req.redirect_to_grip_proxy_v2":                true,
 }
 
 // IsUnsupported reports whether module.name is deliberately unsupported.
@@ -55,9 +44,6 @@ var hostcalls = map[string]hostcall{
 	"fastly_abi.init": func(_ context.Context, _ *state, _ api.Memory, _ []uint64) Status { return stOK },
 
 	// Requests.
-	"fastly_http_req.body_downstream_get": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		return both(write32(m, a[0], 1), write32(m, a[1], 1))
-	},
 	"fastly_http_req.new": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
 		h := s.handle()
 		s.reqs[h] = &request{method: "GET", uri: "/", header: http.Header{}}
@@ -142,20 +128,6 @@ var hostcalls = map[string]hostcall{
 		return s.finish(m, p, a[1], a[2], a[3])
 	},
 
-	// Downstream facts.
-	"fastly_http_downstream.downstream_client_ip_addr": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		host, _, _ := net.SplitHostPort(s.client.RemoteAddr)
-		return writeIP(m, net.ParseIP(host), a[1], a[2])
-	},
-	"fastly_http_downstream.downstream_server_ip_addr": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		addr, _ := s.client.Context().Value(http.LocalAddrContextKey).(net.Addr)
-		tcp, _ := addr.(*net.TCPAddr)
-		if tcp == nil {
-			return stNone
-		}
-		return writeIP(m, tcp.IP, a[1], a[2])
-	},
-
 	// Responses.
 	"fastly_http_resp.new": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
 		h := s.handle()
@@ -193,13 +165,6 @@ var hostcalls = map[string]hostcall{
 			return stNone
 		}
 		return writeBuf(m, a[3], a[4], a[5], []byte(v[0]))
-	},
-	"fastly_http_resp.send_downstream": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
-		r, b := s.resps[u32(a[0])], s.bodies[u32(a[1])]
-		if r == nil || b == nil {
-			return stBadf
-		}
-		return s.sendDownstream(r, b, a[2] != 0)
 	},
 
 	// Bodies.

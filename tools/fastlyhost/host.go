@@ -59,8 +59,19 @@ type Host struct {
 	bound    []string
 	stubbed  []string
 
-	// sandboxes counts the instances run, to number them as Viceroy does.
-	sandboxes atomic.Uint64
+	// requests numbers the client requests as Viceroy does, from 0; a
+	// sandbox is numbered by its first request.
+	requests atomic.Uint64
+	// waiting are the sandboxes' promises to take a request, the latest
+	// last (see sandbox.go).
+	waitMu  sync.Mutex
+	waiting []*waiter
+	// closing is closed by Close, to end the waits for requests; running
+	// counts the instances serving requests, which Close waits for before
+	// it frees their memory.
+	closing   chan struct{}
+	closeOnce sync.Once
+	running   sync.WaitGroup
 
 	sharedMu sync.Mutex
 	shared   map[string]any // see shared in handles.go
@@ -93,7 +104,7 @@ func New(ctx context.Context, wasm []byte, m *Manifest, o Options) (*Host, error
 		o.Log.Printf("fastlyhost: %s is accepted, as Viceroy accepts it, but not implemented here", setting)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
-	h := &Host{rt: rt, manifest: m, log: o.Log, timeout: o.Timeout,
+	h := &Host{rt: rt, manifest: m, log: o.Log, timeout: o.Timeout, closing: make(chan struct{}),
 		client: &http.Client{
 			Transport:     &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: false},
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -169,44 +180,25 @@ func (h *Host) bindImports(ctx context.Context) error {
 // it answers with Unsupported.
 func (h *Host) Imports() (bound, stubbed []string) { return h.bound, h.stubbed }
 
-// Close frees the runtime.
-func (h *Host) Close(ctx context.Context) error { return h.rt.Close(ctx) }
+// Close ends the sandboxes' waits for a next request, waits for every
+// instance to end, and frees the runtime.
+func (h *Host) Close(ctx context.Context) error {
+	h.closeOnce.Do(func() { close(h.closing) })
+	h.running.Wait()
+	return h.rt.Close(ctx)
+}
 
 func (h *Host) logf(format string, args ...any) { h.log.Printf(format, args...) }
 
-// ServeHTTP runs one fresh guest instance for the request.
+// ServeHTTP serves the request with a sandbox waiting for one, or with a
+// fresh instance.
 func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), h.timeout)
-	defer cancel()
-	r = r.WithContext(ctx)
-	s := h.newState(w, r)
-	out := &lineWriter{log: h.log}
-	err := h.instantiate(ctx, s, []string{"main.wasm"}, out, out)
-	out.Flush()
-	var exit *sys.ExitError
-	switch {
-	case err == nil, errors.As(err, &exit) && exit.ExitCode() == 0:
-		err = nil
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		err = fmt.Errorf("no answer within %v", h.timeout)
+	d := newDownstream(w, r, h.requests.Add(1)-1)
+	if !h.handOff(d) {
+		h.spawn(d)
 	}
-	s.mu.Lock()
-	sent := s.sent
-	s.mu.Unlock()
-	switch {
-	case err != nil && !sent:
-		code := http.StatusInternalServerError
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			code = http.StatusGatewayTimeout
-		}
-		h.logf("%s %s: guest failed: %v", r.Method, r.URL.RequestURI(), err)
-		http.Error(w, fmt.Sprintf("fastlyhost: the service failed: %v", err), code)
-	case err != nil:
-		h.logf("%s %s: guest failed after answering: %v", r.Method, r.URL.RequestURI(), err)
-	case !sent:
-		h.logf("%s %s: guest sent no response", r.Method, r.URL.RequestURI())
-		http.Error(w, "fastlyhost: the service sent no response", http.StatusInternalServerError)
-	}
+	<-d.released
+	h.answer(d)
 }
 
 // Run runs the module once as a WASI command, as `viceroy run` does (its
@@ -220,8 +212,9 @@ func (h *Host) Run(ctx context.Context, program string, args []string, stdout, s
 	r := httptest.NewRequest(http.MethodGet, "http://example.com/", nil)
 	r.RemoteAddr = "127.0.0.1:0"
 	r = r.WithContext(context.WithValue(ctx, http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 80}))
-	s := h.newState(discard{}, r)
-	err := h.instantiate(r.Context(), s, append([]string{program}, args...), stdout, stderr)
+	// Its request ID is 0, taken from no count (run_main in src/execute.rs).
+	sb := h.newSandbox(ctx, newDownstream(discard{}, r, 0), 0)
+	err := sb.run(append([]string{program}, args...), stdout, stderr)
 	var exit *sys.ExitError
 	switch {
 	case err == nil:
@@ -249,30 +242,20 @@ func (discard) Header() http.Header         { return http.Header{} }
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 func (discard) WriteHeader(int)             {}
 
-// newState makes the handle tables of one instance serving r, whose
-// response goes to w.
-func (h *Host) newState(w http.ResponseWriter, r *http.Request) *state {
-	s := &state{
-		host: h, w: w, client: r, started: time.Now(),
+// newState makes the handle tables of one instance.
+func (h *Host) newState() *state {
+	return &state{
+		host: h, started: time.Now(),
 		reqs: map[uint32]*request{}, resps: map[uint32]*response{}, bodies: map[uint32]*body{},
 		pendings: map[uint32]*pending{}, logs: map[uint32]string{},
 		objects: map[uint32]any{},
 	}
-	s.next = 1 // handle 1 is the downstream request and its body
-	header := r.Header.Clone()
-	header.Set("Host", r.Host)
-	// The request target as the client sent it, not re-encoded from
-	// r.URL, as Viceroy's prepare_request (src/downstream.rs) keeps it.
-	s.reqs[1] = &request{method: r.Method, uri: "http://" + r.Host + pathAndQuery(r.RequestURI), header: header}
-	s.bodies[1] = &body{src: r.Body, srcLen: r.ContentLength}
-	return s
 }
 
 // instantiate runs one instance of the module to its end: _start, with
 // argv and the FASTLY_* environment Viceroy gives every instance
 // (make_wasi_ctx in its src/linking.rs).
-func (h *Host) instantiate(ctx context.Context, s *state, argv []string, stdout, stderr io.Writer) error {
-	sandbox := h.sandboxes.Add(1) - 1
+func (h *Host) instantiate(sb *sandbox, argv []string, stdout, stderr io.Writer) error {
 	cfg := wazero.NewModuleConfig().
 		WithName("").
 		WithArgs(argv...).
@@ -284,10 +267,11 @@ func (h *Host) instantiate(ctx context.Context, s *state, argv []string, stdout,
 	}
 	// Trace IDs count up from 0 rather than being random, as Viceroy's do,
 	// for ease of testing.
-	cfg = cfg.WithEnv("FASTLY_TRACE_ID", fmt.Sprintf("%032x", sandbox))
+	cfg = cfg.WithEnv("FASTLY_TRACE_ID", fmt.Sprintf("%032x", sb.id))
+	ctx := context.WithValue(context.WithValue(sb.ctx, stateKey{}, sb.state), sandboxKey{}, sb)
 	ctx, unpin := withGuestCPU(ctx) // for get_vcpu_ms (runtime.go)
 	defer unpin()
-	mod, err := h.rt.InstantiateModule(experimental.WithMemoryAllocator(context.WithValue(ctx, stateKey{}, s), memoryAllocator), h.compiled, cfg)
+	mod, err := h.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, memoryAllocator), h.compiled, cfg)
 	if mod != nil {
 		mod.Close(context.Background())
 	}

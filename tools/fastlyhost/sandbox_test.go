@@ -1,0 +1,124 @@
+package fastlyhost
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// serveManyWasm builds testdata/servemany once for the package's tests.
+var serveManyWasm = sync.OnceValues(func() ([]byte, error) {
+	out := filepath.Join(os.TempDir(), "fastlyhost-test-servemany.wasm")
+	cmd := exec.Command("go", "build", "-o", out, "./testdata/servemany")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build the serve-many guest: %v\n%s", err, b)
+	}
+	return os.ReadFile(out)
+})
+
+func startServeMany(t *testing.T) (*httptest.Server, *syncBuffer) {
+	t.Helper()
+	wasm, err := serveManyWasm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	h, err := New(context.Background(), wasm, &Manifest{}, Options{Timeout: time.Minute, Log: log.New(logs, "", 0), CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Close returns only once the waiting sandboxes have ended.
+	t.Cleanup(func() { h.Close(context.Background()) })
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv, logs
+}
+
+// served is what the serve-many guest says about one request.
+type served struct {
+	sandbox, request, count, body string
+}
+
+func serve(t *testing.T, srv *httptest.Server, target, body string) served {
+	t.Helper()
+	resp, err := http.Post(srv.URL+target, "text/plain", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %d %s", target, resp.StatusCode, b)
+	}
+	return served{resp.Header.Get("Sandbox-ID"), resp.Header.Get("Request-ID"), resp.Header.Get("Sandbox-Requests"), string(b)}
+}
+
+func id(n int) string { return fmt.Sprintf("%032x", n) }
+
+// One sandbox serves request after request, each with its own request,
+// body and request ID, up to Viceroy's five more than the first; the next
+// goes to a fresh sandbox, named after that request.
+func TestSandboxServesRequestsInTurn(t *testing.T) {
+	srv, _ := startServeMany(t)
+	for n := 0; n < 6; n++ {
+		got := serve(t, srv, fmt.Sprintf("/r%d", n), fmt.Sprintf("body %d", n))
+		want := served{id(0), id(n), fmt.Sprint(n + 1), fmt.Sprintf("/r%d body %d", n, n)}
+		if got != want {
+			t.Fatalf("request %d: %+v, want %+v", n, got, want)
+		}
+	}
+	if got, want := serve(t, srv, "/r6", "x"), (served{id(6), id(6), "1", "/r6 x"}); got != want {
+		t.Fatalf("the request after the sixth: %+v, want a fresh sandbox %+v", got, want)
+	}
+}
+
+// A sandbox whose wait for a next request times out ends, and the next
+// request gets a fresh one.
+func TestSandboxWaitTimesOut(t *testing.T) {
+	srv, logs := startServeMany(t)
+	if got := serve(t, srv, "/?next_timeout=1ms", ""); got.sandbox != id(0) {
+		t.Fatalf("first request served by sandbox %s", got.sandbox)
+	}
+	waitForLog(t, logs, "sandbox "+id(0)+" done")
+	if got, want := serve(t, srv, "/", ""), (served{id(1), id(1), "1", "/ "}); got != want {
+		t.Fatalf("after the wait timed out: %+v, want a fresh sandbox %+v", got, want)
+	}
+}
+
+// A guest that stops asking for requests keeps its client until it ends;
+// the next request gets a fresh sandbox.
+func TestSandboxThatStopsAsking(t *testing.T) {
+	srv, logs := startServeMany(t)
+	serve(t, srv, "/", "")
+	if got, want := serve(t, srv, "/?stop=1", ""), (served{id(0), id(1), "2", "/ "}); got != want {
+		t.Fatalf("second request: %+v, want %+v", got, want)
+	}
+	if !strings.Contains(logs.String(), "sandbox "+id(0)+" done") {
+		t.Fatalf("the client had its answer before the sandbox ended: %s", logs)
+	}
+	if got, want := serve(t, srv, "/", ""), (served{id(2), id(2), "1", "/ "}); got != want {
+		t.Fatalf("third request: %+v, want a fresh sandbox %+v", got, want)
+	}
+}
+
+// waitForLog waits for a line the guest prints when something has
+// happened, rather than for a time.
+func waitForLog(t *testing.T, logs *syncBuffer, line string) {
+	t.Helper()
+	for start := time.Now(); !strings.Contains(logs.String(), line); time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > time.Minute {
+			t.Fatalf("no %q in the log: %s", line, logs)
+		}
+	}
+}
