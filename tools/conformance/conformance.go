@@ -279,6 +279,10 @@ func (r *Runner) serve(ctx context.Context, p Package, b Build, out io.Writer) (
 		}
 		build = []string{"sh", "-c", script}
 	}
+	// TinyGo does not make the output's directory, as go build does.
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(out, "conformance: building the service: %s\n", strings.Join(build, " "))
 	if err := r.command(ctx, build, dir, out).Run(); err != nil {
 		return nil, fmt.Errorf("build: %w", err)
