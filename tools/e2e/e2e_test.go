@@ -250,7 +250,11 @@ func TestVisitorJourney(t *testing.T) {
 }
 
 func TestThousandVisitorsInTicketOrder(t *testing.T) {
-	e := start(t, loadTimeout)
+	// The longest claim window: on a loaded machine a round of 1,000
+	// polls outlasts the default 30 s, and a called visitor who polls
+	// after the window rightly loses the place (rejoining at the back);
+	// this test is about order, not about the window.
+	e := startRoom(t, loadTimeout, strings.Replace(room, `"queue_timeout":300`, `"queue_timeout":300,"claim_window":3600`, 1))
 	(&visitor{e: e}).get("/") // takes the burst
 	const n = 1000
 	visitors := make([]*visitor, n)
@@ -285,6 +289,8 @@ func TestThousandVisitorsInTicketOrder(t *testing.T) {
 		}
 	}
 	round := make([]int, n)
+	seen := make([][]string, n) // each visitor's polls, to explain an inversion
+	var seenMu sync.Mutex
 	for r := 1; r <= n; r++ {
 		e.admit(200)
 		left := 0
@@ -297,7 +303,17 @@ func TestThousandVisitorsInTicketOrder(t *testing.T) {
 				defer wg.Done()
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				if v.poll().Status == "admitted" {
+				// A poll whose store call outlived loadTimeout (a loaded
+				// machine) answers busy, and the visitor retries, as
+				// the page does: order is the point here, not latency.
+				p := v.poll()
+				for tries := 1; p.Status == "busy" && tries < 20; tries++ {
+					p = v.poll()
+				}
+				seenMu.Lock()
+				seen[i] = append(seen[i], fmt.Sprintf("round %d: %s, ticket %d, %d ahead", r, p.Status, p.Ticket, p.Ahead))
+				seenMu.Unlock()
+				if p.Status == "admitted" {
 					round[i] = r
 				}
 			}(i, v)
@@ -314,6 +330,11 @@ func TestThousandVisitorsInTicketOrder(t *testing.T) {
 	}
 	for tk := int64(3); tk <= n+1; tk++ {
 		if byTicket[tk] < byTicket[tk-1] || byTicket[tk] == 0 {
+			for i, tt := range tickets {
+				if tt == tk-1 || tt == tk {
+					t.Logf("ticket %d saw %v", tt, seen[i])
+				}
+			}
 			t.Fatalf("ticket %d admitted in round %d, ticket %d in round %d", tk, byTicket[tk], tk-1, byTicket[tk-1])
 		}
 	}
