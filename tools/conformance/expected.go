@@ -5,7 +5,7 @@ var About = map[string]string{
 	"integration_tests/_version":           "the toolchain's version (logs it)",
 	"integration_tests/acl":                "ACLs: `fastly_acl` open and lookup, `[local_server.acls]`",
 	"integration_tests/async_select":       "`fsthttp` async sends and select over pending requests",
-	"integration_tests/backend":            "static and dynamic backends, `fastly_backend` introspection",
+	"integration_tests/backend":            "static and dynamic backends (the dynamic one reaches the stand-in), `fastly_backend` introspection",
 	"integration_tests/byte_repeater":      "streaming a backend's body",
 	"integration_tests/compute_runtime":    "vCPU time and heap size, `fastly_compute_runtime`",
 	"integration_tests/config_store":       "config stores, `[local_server.config_stores]`",
