@@ -180,6 +180,9 @@ type Result struct {
 	// Output is everything the run printed, for the log.
 	Output string
 	Took   time.Duration
+	// FirstRun is the failed first run of a package whose expectation
+	// names a race, when it was run again.
+	FirstRun *Outcome
 }
 
 // Run runs p under build b.

@@ -150,12 +150,18 @@ func TestTableAndSplice(t *testing.T) {
 		{Package: Package{"integration_tests/shielding", Integration, false}, Build: Go, Outcome: Outcome{Status: Fail, Passed: 1, Failed: 1, Detail: "TestShield: boom"}},
 		{Package: Package{"integration_tests/shielding", Integration, false}, Build: TinyGo, Outcome: Outcome{Status: Skipped, Detail: "TinyGo is not installed"}},
 	}
+	// A package with a known race that failed, then passed.
+	expected["end_to_end_tests/serve-many"] = map[Build]Expectation{Go: {Status: Pass, Race: "It races."}}
+	results = append(results, Result{Package: Package{"end_to_end_tests/serve-many", EndToEnd, false}, Build: Go,
+		Outcome: Outcome{Status: Pass, Passed: 1}, FirstRun: &Outcome{Status: Fail, Failed: 1, Detail: "TestSandboxReuse: boom"}})
 	table := Table(results, expected, map[string]string{"integration_tests/acl": "ACLs"})
 	want := "| SDK package | kind | exercises | backends | Go | TinyGo |\n|---|---|---|---|---|---|\n" +
 		"| `integration_tests/acl` | integration | ACLs | stand-in | pass (3/3) | pass (3/3) |\n" +
 		"| `integration_tests/shielding` | integration |  |  | fail (1/2) [1] | skipped [2] |\n" +
+		"| `end_to_end_tests/serve-many` | end to end |  |  | pass (1/1) [3] | not run |\n" +
 		"\n1. integration_tests/shielding (Go): shield_info needs Fastly's POPs\n" +
-		"2. integration_tests/shielding (TinyGo): TinyGo is not installed\n"
+		"2. integration_tests/shielding (TinyGo): TinyGo is not installed\n" +
+		"3. end_to_end_tests/serve-many (Go): passed on a second run; the first failed (TestSandboxReuse: boom). It races.\n"
 	if table != want {
 		t.Errorf("Table:\n%s\nwant:\n%s", table, want)
 	}

@@ -57,16 +57,22 @@ var Expected = map[string]map[Build]Expectation{
 	"integration_tests/streaming_close":    passes,
 	"end_to_end_tests/bot-detection":       passes,
 	"end_to_end_tests/loopback":            passes,
-	"end_to_end_tests/serve-many":          passes,
-	"configstore":                          passes,
-	"edgedict":                             passes,
-	"fsthttp":                              passes,
-	"fsthttp/imageopto":                    passes,
+	"end_to_end_tests/serve-many": {
+		Go: {Status: Pass, Race: serveManyRace}, TinyGo: {Status: Pass, Race: serveManyRace},
+	},
+	"configstore":       passes,
+	"edgedict":          passes,
+	"fsthttp":           passes,
+	"fsthttp/imageopto": passes,
 	// Their tests are examples without an Output comment: they compile
 	// and never run, so no host call is exercised.
 	"cache/core": examplesOnly,
 	"erl":        examplesOnly,
 }
+
+// serveManyRace is why serve-many runs again after a failure (seen once in
+// CI, under TinyGo on a loaded machine).
+const serveManyRace = "The test's second request races the guest's next_request call: fsthttp streams the first response, so the test may send again before the guest asks, and a request that finds no sandbox waiting gets a fresh one, in Viceroy as here."
 
 var (
 	passes       = map[Build]Expectation{Go: {Status: Pass}, TinyGo: {Status: Pass}}

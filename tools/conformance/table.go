@@ -12,6 +12,9 @@ import (
 type Expectation struct {
 	Status Status
 	Why    string
+	// Race, when set, says why the package's tests race the host by
+	// design, so that a failure is run once more before it counts.
+	Race string
 }
 
 // Check compares results with expected and returns a line for each
@@ -84,6 +87,11 @@ func Table(results []Result, expected map[string]map[Build]Expectation, about ma
 			cell := string(r.Status)
 			if r.Status == Pass || r.Status == Fail {
 				cell = fmt.Sprintf("%s (%d/%d)", r.Status, r.Passed, r.Passed+r.Failed)
+			}
+			if r.FirstRun != nil {
+				notes = append(notes, fmt.Sprintf("%s (%s): passed on a second run; the first failed (%s). %s",
+					rw.pkg.Dir, build, r.FirstRun.Detail, expected[rw.pkg.Dir][build].Race))
+				cell += fmt.Sprintf(" [%d]", len(notes))
 			}
 			if r.Status != Pass {
 				why := expected[rw.pkg.Dir][build].Why
