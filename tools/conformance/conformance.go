@@ -86,7 +86,7 @@ func Discover(sdk string) ([]Package, error) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && strings.HasPrefix(d.Name(), "_") && path != sdk && d.Name() != "_version" {
+		if d.IsDir() && d.Name() == "_examples" {
 			return filepath.SkipDir
 		}
 		if d.IsDir() || d.Name() != "fastly.toml" {

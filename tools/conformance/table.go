@@ -3,7 +3,6 @@ package conformance
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -122,14 +121,4 @@ func Splice(readme, table string) (string, error) {
 		return "", errors.New("the README has no conformance table markers (" + BeginMarker + " ... " + EndMarker + ")")
 	}
 	return readme[:begin+len(BeginMarker)] + "\n" + table + readme[end:], nil
-}
-
-// Dirs returns the package directories of expected, sorted.
-func Dirs(expected map[string]map[Build]Expectation) []string {
-	dirs := make([]string, 0, len(expected))
-	for d := range expected {
-		dirs = append(dirs, d)
-	}
-	sort.Strings(dirs)
-	return dirs
 }
