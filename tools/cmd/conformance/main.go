@@ -39,7 +39,7 @@ func main() {
 	logPath := flag.String("log", filepath.Join(os.TempDir(), "conformance.log"), "write every run's output here")
 	timeout := flag.Duration("timeout", 10*time.Minute, "bound on one package's run under one build")
 	keep := flag.Bool("keep", false, "keep the scratch directory")
-	parallel := flag.Int("parallel", 2, "runs at once (end-to-end packages, which share the serve address, take turns)")
+	parallel := flag.Int("parallel", 2, "runs at once (an end-to-end package runs alone)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("conformance: ")
@@ -119,10 +119,13 @@ func run(ctx context.Context, host, tinygo, module, readme, only, logPath string
 	}
 	results := make([]conformance.Result, len(jobs))
 	var (
-		wg      sync.WaitGroup
-		logMu   sync.Mutex // the log file and the lines printed
-		serveMu sync.Mutex // one served service at a time: they share ServeAddr
-		next    = make(chan int)
+		wg    sync.WaitGroup
+		logMu sync.Mutex // the log file and the lines printed
+		// An end-to-end package runs alone: its services share
+		// ServeAddr, and serve-many's known race is likelier on a busy
+		// machine.
+		alone sync.RWMutex
+		next  = make(chan int)
 	)
 	for range max(parallel, 1) {
 		wg.Add(1)
@@ -131,7 +134,9 @@ func run(ctx context.Context, host, tinygo, module, readme, only, logPath string
 			for i := range next {
 				j := jobs[i]
 				if j.pkg.Kind == conformance.EndToEnd {
-					serveMu.Lock()
+					alone.Lock()
+				} else {
+					alone.RLock()
 				}
 				res := r.Run(ctx, j.pkg, j.build)
 				if res.Status == conformance.Fail && conformance.Expected[j.pkg.Dir][j.build].Race != "" {
@@ -141,7 +146,9 @@ func run(ctx context.Context, host, tinygo, module, readme, only, logPath string
 					res.Output = first.Output + "\n---- run again (a known race):\n" + res.Output
 				}
 				if j.pkg.Kind == conformance.EndToEnd {
-					serveMu.Unlock()
+					alone.Unlock()
+				} else {
+					alone.RUnlock()
 				}
 				results[i] = res
 				line := fmt.Sprintf("%-36s %-6s %-8s %3d passed %2d failed  %v", j.pkg.Dir, j.build, res.Status, res.Passed, res.Failed, res.Took.Round(100*time.Millisecond))
