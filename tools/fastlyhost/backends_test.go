@@ -1,14 +1,11 @@
 package fastlyhost
 
 import (
-	"context"
 	"fmt"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,15 +15,7 @@ import (
 
 // backendGuestWasm builds testdata/backendguest once for the package's
 // tests.
-var backendGuestWasm = sync.OnceValues(func() ([]byte, error) {
-	out := filepath.Join(os.TempDir(), "fastlyhost-test-backendguest.wasm")
-	cmd := exec.Command("go", "build", "-o", out, "./testdata/backendguest")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build backend test guest: %v\n%s", err, b)
-	}
-	return os.ReadFile(out)
-})
+var backendGuestWasm = sync.OnceValues(func() ([]byte, error) { return buildGuest("backendguest") })
 
 // TestBackendCalls checks the backend calls and dynamic backends against
 // what Viceroy answers (src/wiggle_abi/backend_impl.rs, req_impl.rs), as
@@ -60,14 +49,7 @@ func TestBackendCalls(t *testing.T) {
 		"unhealthy": {URL: mustURL("http://example.com:8080/base"), Health: HealthUnhealthy},
 		"v6":        {URL: mustURL("http://[::1]:9/")},
 	}}
-	h, err := New(context.Background(), wasm, m, Options{Timeout: 5 * time.Second, Log: log.New(&syncBuffer{}, "", 0),
-		CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close(context.Background()) })
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	srv, _ := serveHost(t, wasm, m, 5*time.Second)
 
 	// Statuses: 1 Error, 2 Inval, 5 Unsupported.
 	tests := []struct {

@@ -73,6 +73,10 @@ type Host struct {
 	closeOnce sync.Once
 	running   sync.WaitGroup
 
+	// measuresCPU is set when the module imports get_vcpu_ms, whose
+	// clock instantiate then starts (runtime.go).
+	measuresCPU bool
+
 	sharedMu sync.Mutex
 	shared   map[string]any // see shared in handles.go
 }
@@ -144,6 +148,7 @@ func (h *Host) bindImports(ctx context.Context) error {
 		impl, implemented := hostcalls[module+"."+name]
 		if implemented {
 			h.bound = append(h.bound, module+"."+name)
+			h.measuresCPU = h.measuresCPU || module+"."+name == vcpuCall
 		} else {
 			h.stubbed = append(h.stubbed, module+"."+name)
 		}
@@ -269,8 +274,13 @@ func (h *Host) instantiate(sb *sandbox, argv []string, stdout, stderr io.Writer)
 	// for ease of testing.
 	cfg = cfg.WithEnv("FASTLY_TRACE_ID", fmt.Sprintf("%032x", sb.id))
 	ctx := context.WithValue(context.WithValue(sb.ctx, stateKey{}, sb.state), sandboxKey{}, sb)
-	ctx, unpin := withGuestCPU(ctx) // for get_vcpu_ms (runtime.go)
-	defer unpin()
+	if h.measuresCPU {
+		// Pinning the instance to a thread costs a thread per instance,
+		// so only a module that can ask for get_vcpu_ms pays it.
+		var unpin func()
+		ctx, unpin = withGuestCPU(ctx)
+		defer unpin()
+	}
 	mod, err := h.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, memoryAllocator), h.compiled, cfg)
 	if mod != nil {
 		mod.Close(context.Background())

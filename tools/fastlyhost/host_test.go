@@ -20,16 +20,29 @@ import (
 	"time"
 )
 
-// guestWasm builds testdata/guest once for the package's tests.
-var guestWasm = sync.OnceValues(func() ([]byte, error) {
-	out := filepath.Join(os.TempDir(), "fastlyhost-test-guest.wasm")
-	cmd := exec.Command("go", "build", "-o", out, "./testdata/guest")
+// buildGuest builds the Go guest program testdata/<name> for wasip1.
+func buildGuest(name string) ([]byte, error) {
+	out := filepath.Join(os.TempDir(), "fastlyhost-test-"+name+".wasm")
+	cmd := exec.Command("go", "build", "-o", out, "./testdata/"+name)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build test guest: %v\n%s", err, b)
+		return nil, fmt.Errorf("build testdata/%s: %v\n%s", name, err, b)
 	}
 	return os.ReadFile(out)
-})
+}
+
+// mustBuildGuest is buildGuest for one test.
+func mustBuildGuest(t *testing.T, name string) []byte {
+	t.Helper()
+	wasm, err := buildGuest(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wasm
+}
+
+// guestWasm builds testdata/guest once for the package's tests.
+var guestWasm = sync.OnceValues(func() ([]byte, error) { return buildGuest("guest") })
 
 type syncBuffer struct {
 	mu sync.Mutex
@@ -91,11 +104,20 @@ func startGuestWith(t *testing.T, timeout time.Duration, adjust func(*Manifest))
 	if adjust != nil {
 		adjust(m)
 	}
+	return serveHost(t, wasm, m, timeout)
+}
+
+// serveHost serves wasm with a Host over HTTP for the test, with m as its
+// manifest and timeout per instance, and returns the host's log.
+func serveHost(t *testing.T, wasm []byte, m *Manifest, timeout time.Duration) (*httptest.Server, *syncBuffer) {
+	t.Helper()
 	logs := &syncBuffer{}
-	h, err := New(context.Background(), wasm, m, Options{Timeout: timeout, MemoryLimitMiB: 128, Log: log.New(logs, "", 0), CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache")})
+	h, err := New(context.Background(), wasm, m, Options{Timeout: timeout, Log: log.New(logs, "", 0), CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Close returns only once every instance, waiting sandboxes too, has
+	// ended.
 	t.Cleanup(func() { h.Close(context.Background()) })
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

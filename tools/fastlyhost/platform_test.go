@@ -7,7 +7,6 @@ import (
 	"log"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,16 +44,7 @@ device = { name = "iPhone", brand = "Apple", is_mobile = true }
 // TestPlatformCalls runs a guest that asks each platform call through the
 // SDK, as its integration tests do.
 func TestPlatformCalls(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "platformguest.wasm")
-	cmd := exec.Command("go", "build", "-o", out, "./testdata/platformguest")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build platformguest: %v\n%s", err, b)
-	}
-	wasm, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wasm := mustBuildGuest(t, "platformguest")
 	m, err := LoadManifest(writeFiles(t, platformManifest))
 	if err != nil {
 		t.Fatal(err)

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -28,16 +25,7 @@ var unreachableModule = []byte{
 // environment and the placeholder downstream request are Viceroy's
 // (ExecuteCtx::run_main), and a trap exits as an abort does.
 func TestRun(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "runguest.wasm")
-	cmd := exec.Command("go", "build", "-o", out, "./testdata/runguest")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build runguest: %v\n%s", err, b)
-	}
-	guest, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	guest := mustBuildGuest(t, "runguest")
 	tests := []struct {
 		name     string
 		wasm     []byte

@@ -13,13 +13,16 @@ import (
 // instantiate puts in its context with withGuestCPU.
 type guestCPUKey struct{}
 
+// vcpuCall is the call that needs the instance's CPU clock.
+const vcpuCall = "fastly_compute_runtime.get_vcpu_ms"
+
 func init() {
 	register(map[string]hostcall{
 		// get_vcpu_ms is the CPU time the instance has used: Viceroy counts
 		// the time its guest future is being polled, so time the guest
 		// spends waiting (a sleep, a backend's answer) is not counted, and
 		// the host's work in a call is.
-		"fastly_compute_runtime.get_vcpu_ms": func(ctx context.Context, _ *state, m api.Memory, a []uint64) Status {
+		vcpuCall: func(ctx context.Context, _ *state, m api.Memory, a []uint64) Status {
 			c, ok := ctx.Value(guestCPUKey{}).(*guestCPU)
 			if !ok {
 				return stError

@@ -1,15 +1,10 @@
 package fastlyhost
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,15 +12,7 @@ import (
 )
 
 // serveManyWasm builds testdata/servemany once for the package's tests.
-var serveManyWasm = sync.OnceValues(func() ([]byte, error) {
-	out := filepath.Join(os.TempDir(), "fastlyhost-test-servemany.wasm")
-	cmd := exec.Command("go", "build", "-o", out, "./testdata/servemany")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build the serve-many guest: %v\n%s", err, b)
-	}
-	return os.ReadFile(out)
-})
+var serveManyWasm = sync.OnceValues(func() ([]byte, error) { return buildGuest("servemany") })
 
 func startServeMany(t *testing.T) (*httptest.Server, *syncBuffer) {
 	t.Helper()
@@ -33,16 +20,7 @@ func startServeMany(t *testing.T) (*httptest.Server, *syncBuffer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
-	h, err := New(context.Background(), wasm, &Manifest{}, Options{Timeout: time.Minute, Log: log.New(logs, "", 0), CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Close returns only once the waiting sandboxes have ended.
-	t.Cleanup(func() { h.Close(context.Background()) })
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv, logs
+	return serveHost(t, wasm, &Manifest{}, time.Minute)
 }
 
 // served is what the serve-many guest says about one request.

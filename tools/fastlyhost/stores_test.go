@@ -6,9 +6,6 @@ import (
 	"encoding/base64"
 	"io"
 	"log"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,16 +16,7 @@ import (
 // runs are separate instances sharing the host's stores.
 func storeGuest(t *testing.T) *Host {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "storeguest.wasm")
-	cmd := exec.Command("go", "build", "-o", out, "./testdata/storeguest")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build storeguest: %v\n%s", err, b)
-	}
-	wasm, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wasm := mustBuildGuest(t, "storeguest")
 	m := &Manifest{
 		ConfigStores: map[string]map[string]string{"cfg": {"greeting": "hello"}},
 		KVStores:     map[string]map[string]KVEntry{"kv": {"seeded": {Data: []byte("world"), Metadata: "m"}}},
