@@ -158,8 +158,9 @@ type Runner struct {
 	SDK string
 	// Host is the fastlyhost binary.
 	Host string
-	// TinyGo is the tinygo binary; empty skips the TinyGo build.
-	TinyGo string
+	// TinyGo is the command that runs TinyGo, with the Go it needs (make
+	// passes tools/build-wasm run-tinygo); empty skips the TinyGo build.
+	TinyGo []string
 	// Timeout bounds one package's run under one build, builds included.
 	Timeout time.Duration
 	// ServeAddr is where end-to-end services listen: the address their
@@ -189,7 +190,7 @@ type Result struct {
 func (r *Runner) Run(ctx context.Context, p Package, b Build) (res Result) {
 	start := time.Now()
 	res = Result{Package: p, Build: b}
-	if b == TinyGo && r.TinyGo == "" {
+	if b == TinyGo && len(r.TinyGo) == 0 {
 		res.Outcome = Outcome{Status: Skipped, Detail: "TinyGo is not installed"}
 		return res
 	}
@@ -226,7 +227,7 @@ func (r *Runner) testCommand(p Package, b Build) []string {
 		tags += ",nofastlyhostcalls"
 	}
 	if b == TinyGo {
-		return []string{r.TinyGo, "test", "-v", "-target=" + r.target(), "-tags=" + tags, "./" + p.Dir}
+		return append(slices.Clip(r.TinyGo), "test", "-v", "-target="+r.target(), "-tags="+tags, "./"+p.Dir)
 	}
 	return []string{"go", "test", "-v", "-count=1", "-tags=" + tags,
 		"-exec", r.Host + " run -C fastly.toml", "./" + p.Dir}
@@ -252,13 +253,8 @@ func (r *Runner) command(ctx context.Context, argv []string, dir string, out io.
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = os.Environ()
-	switch {
-	case argv[0] == "go":
+	if argv[0] == "go" {
 		cmd.Env = append(cmd.Env, "GOOS=wasip1", "GOARCH=wasm")
-	case argv[0] == r.TinyGo && os.Getenv("GOTOOLCHAIN") == "":
-		// TinyGo 0.33 reads a Go of at most 1.23 (tools/build-wasm
-		// explains); the SDK's go.mod names go1.23.12.
-		cmd.Env = append(cmd.Env, "GOTOOLCHAIN=go1.23.12")
 	}
 	cmd.Env = append(cmd.Env, r.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -274,7 +270,7 @@ func (r *Runner) command(ctx context.Context, argv []string, dir string, out io.
 func (r *Runner) serve(ctx context.Context, p Package, b Build, out io.Writer) (stop func(), err error) {
 	dir := filepath.Join(r.SDK, filepath.FromSlash(p.Dir))
 	wasm := filepath.Join("bin", "main.wasm")
-	build := []string{r.TinyGo, "build", "-target=wasip1", "-tags=fastlyinternaldebug", "-o", wasm, "."}
+	build := append(slices.Clip(r.TinyGo), "build", "-target=wasip1", "-tags=fastlyinternaldebug", "-o", wasm, ".")
 	if b == Go {
 		script, err := buildScript(filepath.Join(dir, "fastly.toml"))
 		if err != nil {

@@ -4,7 +4,7 @@
 // regenerate the README's table; `make test` runs it with -check, which
 // fails when a package's result differs from tools/conformance/expected.go.
 //
-//	conformance -host bin/fastlyhost [-tinygo PATH] [-readme README.md] [-check] [-only dir,dir]
+//	conformance -host bin/fastlyhost [-tinygo "tools/build-wasm run-tinygo"] [-readme README.md] [-check] [-only dir,dir]
 package main
 
 import (
@@ -31,7 +31,7 @@ import (
 
 func main() {
 	host := flag.String("host", "", "the fastlyhost binary (required)")
-	tinygo := flag.String("tinygo", "", "the tinygo binary; empty skips the TinyGo build")
+	tinygo := flag.String("tinygo", "", "the command that runs TinyGo with the Go it needs, e.g. \"tools/build-wasm run-tinygo\"; empty skips the TinyGo build")
 	module := flag.String("module", "..", "the directory of the module that requires compute-sdk-go")
 	readme := flag.String("readme", "", "write the table into this README between its markers")
 	check := flag.Bool("check", false, "fail when a result differs from tools/conformance/expected.go")
@@ -102,7 +102,7 @@ func run(ctx context.Context, host, tinygo, module, readme, only, logPath string
 	}
 	defer logFile.Close()
 
-	r := &conformance.Runner{SDK: copyDir, Host: host, TinyGo: tinygo, Timeout: timeout, ServeAddr: "127.0.0.1:23456",
+	r := &conformance.Runner{SDK: copyDir, Host: host, TinyGo: strings.Fields(tinygo), Timeout: timeout, ServeAddr: "127.0.0.1:23456",
 		// Dynamic backends are named in the tests' code, not in a
 		// manifest: the host is told where their stand-in is.
 		Env: []string{sdkbackend.StandInEnv(standIn)}}
