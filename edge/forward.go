@@ -1,0 +1,95 @@
+// The request's way to the origin, and the origin's commands on the way back.
+
+package edge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/fastly/compute-sdk-go/fsthttp"
+)
+
+// FailOpenHeader marks a request admitted only because the store could not
+// be asked, in a room whose on_store_error is "open".
+const FailOpenHeader = "Waiting-Room-Fail-Open"
+
+// expired is a cookie that deletes the room's pass.
+func expired(room *queue.Room) string {
+	return room.CookieName + "=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax"
+}
+
+// obey carries out the origin's commands and returns the cookie to set in
+// place of the one planned ("" to keep it).
+func (s *Service) obey(ctx context.Context, gate *queue.Gate, room *queue.Room, session string, values []string) string {
+	cmds, errs := queue.ParseCommands(values)
+	for _, err := range errs {
+		s.Logf("room %s: origin command ignored: %v", room.Name, err)
+	}
+	cookie := ""
+	if cmds.Revoke && session != "" {
+		if _, err := gate.Store.End(ctx, room.Name, room.Policy(), session, s.Now); err != nil {
+			s.Logf("room %s: origin revoke of session %s failed: %v", room.Name, session, err)
+		} else {
+			s.Logf("room %s: origin revoked session %s", room.Name, session)
+		}
+		cookie = expired(room)
+	}
+	if cmds.Admit > 0 {
+		line, err := gate.Store.Admit(ctx, room.Name, room.Policy(), cmds.Admit, s.Now)
+		if err != nil {
+			s.Logf("room %s: origin admit=%d failed: %v", room.Name, cmds.Admit, err)
+		} else {
+			s.Logf("room %s: origin admit=%d: now serving %d of %d", room.Name, cmds.Admit, line.Admitted, line.Issued)
+		}
+	}
+	return cookie
+}
+
+// cookie renders the decision's pass as a Set-Cookie value, or "".
+func (s *Service) cookie(room *queue.Room, d queue.Decision) string {
+	if d.Pass == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s=%s; Path=/; Max-Age=%d; HttpOnly; Secure; SameSite=Lax",
+		room.CookieName, d.Pass, int(d.PassTTL/time.Second))
+}
+
+// forward streams the request to the origin and the answer back, adding
+// setCookie (when not empty) beside the origin's own cookies. The origin's
+// commands header never reaches the visitor; when obey is given, it carries
+// the commands out and may replace the cookie.
+func (s *Service) forward(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, setCookie string, obey func([]string) string) {
+	resp, err := s.Origin.Send(ctx, r)
+	if err != nil {
+		s.Logf("origin: %s %s: %v", r.Method, r.URL.Path, err)
+		if errors.Is(err, ErrBackendUnresolvable) {
+			s.notSetUp(w, backendUnresolvable("origin", originExample))
+			return
+		}
+		s.problem(w, fsthttp.StatusBadGateway, "The site did not answer", "The site could not be reached. Please try again in a moment.")
+		return
+	}
+	defer resp.Body.Close()
+	cmds := resp.Header.Values(queue.CommandHeader)
+	resp.Header.Del(queue.CommandHeader)
+	if len(cmds) > 0 && obey != nil {
+		if c := obey(cmds); c != "" {
+			setCookie = c
+		}
+	}
+	w.Header().Reset(resp.Header)
+	if setCookie != "" {
+		w.Header().Add("Set-Cookie", setCookie)
+		// A response that admits someone must not be cached and replayed
+		// to others along with its cookie.
+		w.Header().Set("Cache-Control", "private, no-store")
+	}
+	w.WriteHeader(resp.StatusCode)
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		s.Logf("origin: %s %s: streaming the answer: %v", r.Method, r.URL.Path, err)
+	}
+}

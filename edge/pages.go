@@ -1,0 +1,175 @@
+// The pages and JSON answers the edge writes itself.
+
+package edge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/templates"
+	"github.com/fastly/compute-sdk-go/fsthttp"
+)
+
+// BusyRetry is how long the busy page asks a visitor to wait.
+const BusyRetry = 5 * time.Second
+
+// notSetUp refuses a request the waiting room cannot handle until its
+// operator sets something: every visitor gets the same 503 page, naming the
+// setting (never its value), and every request logs what to set and how.
+func (s *Service) notSetUp(w fsthttp.ResponseWriter, e *SetupError) {
+	s.Logf("setup: %v", e)
+	w.Header().Set("Retry-After", "60")
+	s.problem(w, fsthttp.StatusServiceUnavailable, "Not set up yet",
+		"This site's waiting room is not configured yet, so nobody can be let in. Please try again later. "+
+			"(For the site's operator: set "+e.Setting+"; the service's log says how.)")
+}
+
+func refusal(err error) string {
+	if err == nil {
+		return ""
+	}
+	return "; offered pass refused: " + err.Error()
+}
+
+// placeJSON is the queue page's facts for clients that ask for JSON.
+type placeJSON struct {
+	Room                 string `json:"room"`
+	Status               string `json:"status"`
+	Ticket               int64  `json:"ticket"`
+	Position             int64  `json:"position"`
+	Ahead                int64  `json:"ahead"`
+	NowServing           int64  `json:"now_serving"`
+	Issued               int64  `json:"issued"`
+	Paused               bool   `json:"paused"`
+	EstimatedWaitSeconds *int64 `json:"estimated_wait_seconds"`
+	RefreshSeconds       int    `json:"refresh_seconds"`
+}
+
+// busyJSON is the busy page for clients that ask for JSON.
+type busyJSON struct {
+	Room              string `json:"room"`
+	Status            string `json:"status"`
+	RetryAfterSeconds int    `json:"retry_after_seconds"`
+}
+
+func wantsJSON(r *fsthttp.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "application/json")
+}
+
+func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision) {
+	pl := d.Place
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	refresh := strconv.Itoa(int(pl.PollEvery / time.Second))
+	h.Set("Refresh", refresh)
+	if c := s.cookie(room, d); c != "" {
+		h.Add("Set-Cookie", c)
+	}
+	status := "The site is busy, so visitors are let in in the order they arrived."
+	if pl.Paused {
+		status = "Entry is paused for the moment; your place is kept."
+	}
+	if wantsJSON(r) {
+		doc := placeJSON{Room: room.Name, Status: "waiting", Ticket: pl.Ticket, Position: pl.Ahead + 1, Ahead: pl.Ahead,
+			NowServing: pl.Admitted, Issued: pl.Issued, Paused: pl.Paused, RefreshSeconds: int(pl.PollEvery / time.Second)}
+		if pl.WaitKnown {
+			secs := int64(pl.Wait / time.Second)
+			doc.EstimatedWaitSeconds = &secs
+		}
+		s.json(w, room.QueueStatusCode, doc)
+		return
+	}
+	s.page(w, room.QueueStatusCode, room.Template, templates.Queue, map[string]string{
+		"room": room.Name, "ticket": strconv.FormatInt(pl.Ticket, 10),
+		"position": strconv.FormatInt(pl.Ahead+1, 10), "ahead": strconv.FormatInt(pl.Ahead, 10),
+		"now_serving": strconv.FormatInt(pl.Admitted, 10), "issued": strconv.FormatInt(pl.Issued, 10),
+		"wait": describeWait(pl), "refresh_seconds": refresh, "status": status,
+	})
+}
+
+// describeWait says the estimate in words a visitor reads at a glance.
+func describeWait(p queue.Place) string {
+	switch {
+	case !p.WaitKnown && p.Paused:
+		return "unknown while entry is paused"
+	case !p.WaitKnown:
+		return "not known yet: nobody has been let in during the last few minutes"
+	case p.Wait < time.Minute:
+		return "less than a minute"
+	case p.Wait < 2*time.Minute:
+		return "about 1 minute"
+	case p.Wait < 2*time.Hour:
+		return fmt.Sprintf("about %d minutes", int((p.Wait+30*time.Second)/time.Minute))
+	}
+	return fmt.Sprintf("about %d hours", int((p.Wait+30*time.Minute)/time.Hour))
+}
+
+func (s *Service) busy(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
+	secs := strconv.Itoa(int(BusyRetry / time.Second))
+	w.Header().Set("Retry-After", secs)
+	w.Header().Set("Cache-Control", "no-store")
+	if wantsJSON(r) {
+		s.json(w, fsthttp.StatusServiceUnavailable, busyJSON{room.Name, "busy", int(BusyRetry / time.Second)})
+		return
+	}
+	s.page(w, fsthttp.StatusServiceUnavailable, templates.Busy.Name, templates.Busy, map[string]string{"room": room.Name, "retry_seconds": secs})
+}
+
+func (s *Service) problem(w fsthttp.ResponseWriter, code int, title, message string) {
+	w.Header().Set("Cache-Control", "no-store")
+	s.page(w, code, templates.Problem.Name, templates.Problem, map[string]string{"title": title, "message": message})
+}
+
+// page renders a page from the operator's template called name in the KV
+// store, or from the embedded default when there is none or it is broken.
+func (s *Service) page(w fsthttp.ResponseWriter, code int, name string, kind templates.Page, values map[string]string) {
+	t := s.template(name, kind)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	if t == nil {
+		io.WriteString(w, "The waiting room cannot show this page; see the log.\n")
+		return
+	}
+	io.WriteString(w, t.Render(values))
+}
+
+func (s *Service) template(name string, kind templates.Page) *templates.Template {
+	src, err := s.Templates.Get(name)
+	switch {
+	case err == nil:
+		t, perr := kind.Parse(src)
+		if perr == nil {
+			return t
+		}
+		s.Logf("template %s from the KV store: %v; serving the default", name, perr)
+	case errors.Is(err, ErrNotFound):
+		if name != kind.Name {
+			s.Logf("template %s: not in the KV store; serving the default %s", name, kind.Name)
+		}
+	default:
+		s.Logf("template %s: %v; serving the default", name, err)
+	}
+	t, err := kind.Default()
+	if err != nil {
+		s.Logf("%v", err)
+		return nil
+	}
+	return t
+}
+
+func (s *Service) json(w fsthttp.ResponseWriter, code int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		s.Logf("json: %v", err)
+		code, body = fsthttp.StatusInternalServerError, []byte(`{"status":"error"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(append(body, '\n'))
+}
