@@ -148,8 +148,6 @@ func describe(err error) string {
 	return err.Error()
 }
 
-// notSetUp refuses a request the waiting room cannot handle until its
-
 // gate builds the line's machinery from the secrets and settings.
 func (s *Service) gate(settings Settings) (*queue.Gate, error) {
 	keys, err := s.keys()
