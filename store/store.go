@@ -54,6 +54,10 @@ type Policy struct {
 	// RandomWindow, when set, calls visitors who arrived within the same
 	// window of this length in a random order; 0 is first come, first served.
 	RandomWindow time.Duration
+	// CatchUp is how much unused rate a call may make up for beyond Burst
+	// after a quiet spell (one refresh of the queue page): a room nobody
+	// called for ten minutes must not call ten minutes of visitors at once.
+	CatchUp time.Duration
 }
 
 // Line is a room's state after an operation.
@@ -78,6 +82,8 @@ type Line struct {
 	// Recent is how many visitors were called in since RecentSince.
 	Recent      int64
 	RecentSince time.Time
+	// CalledNow is how many tickets this operation called in.
+	CalledNow int64
 }
 
 // Waiting is how many tickets have not been reached yet.
@@ -108,32 +114,71 @@ type Ticket struct {
 type Place struct {
 	Ticket  int64
 	Outcome Outcome
-	Line    Line
+	// Session is the live session the ticket became (Outcome Admitted).
+	Session string
+	// CallFrom and CallTo bound the positions in the calling order this
+	// ticket can be called at, to compare with Line.Admitted: both are the
+	// ticket itself in first-come order; in random order they span the
+	// ticket's group (its arrival window), which is shuffled. GroupsAhead
+	// is how many groups (random order) are called before the ticket's.
+	CallFrom, CallTo int64
+	GroupsAhead      int64
+	Line             Line
 }
 
 // Store is the shared state behind every edge server. Each method is one
 // atomic round trip, and each one also calls in as many waiting tickets as
-// the rate and the free places allow at now.
+// the rate and the free places allow at now (at most MaxCallsPerOp).
+//
+// Session ids are chosen by the store: a called ticket becomes the session
+// "<epoch>.<ticket>", so every poll of the same called ticket (two tabs,
+// a retry after a lost answer) gets the same session, never a second place.
 type Store interface {
-	// Join hands out the next ticket; when it is called at once, sessionID
-	// becomes a live session.
-	Join(ctx context.Context, room string, p Policy, sessionID string, now time.Time) (Place, error)
-	// Poll reports ticket t's place, turning it into the live session
-	// sessionID when it has been called. A ticket from another epoch, or
-	// whose place was lost, is replaced by a new one at the back.
-	Poll(ctx context.Context, room string, p Policy, t Ticket, sessionID string, now time.Time) (Place, error)
+	// Join hands out the next ticket to an arrival: the id of the
+	// visitor's signed arrival pass. Joining again with the same id while
+	// its ticket waits, is called, or is a live session answers as a Poll
+	// of that ticket, so a replayed arrival pass never takes a second
+	// place. When the ticket is called at once, Place.Session is live.
+	Join(ctx context.Context, room string, p Policy, arrival string, now time.Time) (Place, error)
+	// Poll reports ticket t's place, turning it into a live session
+	// (Place.Session) when it has been called, or reporting the session it
+	// already became. A ticket from another epoch, or whose place was
+	// lost, is replaced by a new one at the back.
+	Poll(ctx context.Context, room string, p Policy, t Ticket, now time.Time) (Place, error)
 	// Renew extends a live session; it reports false for a session that
-	// ended, expired, or belongs to a line that was reset.
-	Renew(ctx context.Context, room string, p Policy, sessionID string, now time.Time) (bool, Line, error)
-	// End ends a session at once, freeing its place.
-	End(ctx context.Context, room string, p Policy, sessionID string, now time.Time) (Line, error)
-	// Admit calls in n more waiting tickets at once, beyond the rate and
-	// the capacity.
+	// ended, expired, or belongs to a line that was reset. A session of
+	// this epoch that the store no longer holds but did not end (its state
+	// was lost) is taken back when a place is free.
+	Renew(ctx context.Context, room string, p Policy, s SessionRef, now time.Time) (bool, Line, error)
+	// End ends a session: it can never be renewed again, and its place is
+	// held only until s.UsableUntil (the last moment a pass of it admits
+	// without asking the store), so capacity is never exceeded.
+	End(ctx context.Context, room string, p Policy, s SessionRef, now time.Time) (Line, error)
+	// Admit calls in up to n more waiting tickets at once, beyond the rate
+	// and the capacity; n above MaxCallsPerOp is refused with ErrRejected.
+	// Line.CalledNow says how many were called.
 	Admit(ctx context.Context, room string, p Policy, n int64, now time.Time) (Line, error)
 	// Control applies an operator's live control.
 	Control(ctx context.Context, room string, p Policy, c Control, now time.Time) (Line, error)
 	// Stats reports the line.
 	Stats(ctx context.Context, room string, p Policy, now time.Time) (Line, error)
+}
+
+// MaxCallsPerOp bounds the tickets one store operation calls in (and the
+// tickets it passes over), so no script runs long enough to stall the
+// database for every other room: larger admissions are made in chunks.
+const MaxCallsPerOp = 10000
+
+// SessionRef names a live session and what its holder's pass allows.
+type SessionRef struct {
+	// ID is the session id the store gave (Place.Session).
+	ID string
+	// Epoch is the line the session belongs to.
+	Epoch int64
+	// UsableUntil is when the holder's pass stops admitting without a
+	// store call (its issue time plus the heartbeat); End holds the place
+	// until then.
+	UsableUntil time.Time
 }
 
 // Control is an operator's live control of a room.
