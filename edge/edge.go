@@ -82,51 +82,7 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 		s.forward(ctx, w, r, "", nil)
 		return
 	}
-	gate, err := s.gate(settings)
-	if err != nil {
-		var setup *SetupError
-		if errors.As(err, &setup) {
-			s.notSetUp(w, setup)
-			return
-		}
-		s.Logf("room %s: cannot run the line: %v", room.Name, err)
-		s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
-			"This site's waiting room is not configured yet. Please try again in a minute.")
-		return
-	}
-	d := gate.Decide(ctx, room, queue.Visitor{Passes: queue.CookieValues(r.Header.Values("Cookie"), room.CookieName), Now: s.Now})
-	switch d.Action {
-	case queue.Admit:
-		switch {
-		case d.FailOpen:
-			s.Logf("room %s: admit (%s): %v", room.Name, d.Why, d.Err)
-			if unresolvable(d.Err) {
-				s.Logf("setup: %v", backendUnresolvable("upstash", upstashExample))
-			}
-			r.Header.Set(FailOpenHeader, "store-unavailable")
-		case d.Why != "session":
-			s.Logf("room %s: admit (%s)%s", room.Name, d.Why, refusal(d.Err))
-		}
-		s.forward(ctx, w, r, s.cookie(room, d), func(cmds []string) string {
-			return s.obey(ctx, gate, room, d.Session, cmds)
-		})
-	case queue.Wait:
-		s.Logf("room %s: wait (%s) ticket %d, now serving %d%s", room.Name, d.Why, d.Place.Ticket, d.Place.Admitted, refusal(d.Err))
-		s.queuePage(w, r, room, d)
-	case queue.Closed:
-		w.Header().Set("Retry-After", "300")
-		s.problem(w, fsthttp.StatusServiceUnavailable, "Closed for now",
-			"This part of the site is closed at the moment. Please come back later.")
-	default:
-		s.Logf("room %s: busy (%s): %v", room.Name, d.Why, d.Err)
-		if unresolvable(d.Err) {
-			// Not an outage that retrying cures: the backend's address
-			// is wrong, so say what to set rather than "busy".
-			s.notSetUp(w, backendUnresolvable("upstash", upstashExample))
-			return
-		}
-		s.busy(w, r, room)
-	}
+	s.enter(ctx, w, r, settings, room)
 }
 
 // The examples the backend fixes show in place of the real host name.
@@ -158,7 +114,11 @@ func (s *Service) gate(settings Settings) (*queue.Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &queue.Gate{Store: st, Keys: keys}, nil
+	g := &queue.Gate{Store: st, Keys: keys, Logf: s.Logf}
+	if s.Limits != nil {
+		g.Joins = joinCounter{s.Limits}
+	}
+	return g, nil
 }
 
 // secret reads a secret the line cannot run without. What the operator has

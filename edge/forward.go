@@ -24,17 +24,17 @@ func expired(room *queue.Room) string {
 
 // obey carries out the origin's commands and returns the cookie to set in
 // place of the one planned ("" to keep it).
-func (s *Service) obey(ctx context.Context, gate *queue.Gate, room *queue.Room, session string, values []string) string {
+func (s *Service) obey(ctx context.Context, gate *queue.Gate, room *queue.Room, d queue.Decision, values []string) string {
 	cmds, errs := queue.ParseCommands(values)
 	for _, err := range errs {
 		s.Logf("room %s: origin command ignored: %v", room.Name, err)
 	}
 	cookie := ""
-	if cmds.Revoke && session != "" {
+	if session := d.Session; cmds.Revoke && session.ID != "" {
 		if _, err := gate.Store.End(ctx, room.Name, room.Policy(), session, s.Now); err != nil {
-			s.Logf("room %s: origin revoke of session %s failed: %v", room.Name, session, err)
+			s.Logf("room %s: origin revoke of session %s failed: %v", room.Name, session.ID, err)
 		} else {
-			s.Logf("room %s: origin revoked session %s", room.Name, session)
+			s.Logf("room %s: origin revoked session %s", room.Name, session.ID)
 		}
 		cookie = expired(room)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/edgequeue/waitingroom/store"
 )
 
 // CommandHeader is the response header through which the origin steers
@@ -12,8 +14,9 @@ import (
 // header before the response reaches the visitor.
 const CommandHeader = "Waiting-Room-Command"
 
-// MaxOriginAdmit bounds one admit=N from the origin.
-const MaxOriginAdmit = 100000
+// MaxOriginAdmit bounds one admit=N from the origin: what one store call
+// may call in, so an origin's command never stalls the database.
+const MaxOriginAdmit = store.MaxCallsPerOp
 
 // Commands is what the origin asked for in one response.
 type Commands struct {

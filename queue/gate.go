@@ -23,6 +23,13 @@ const (
 	Busy
 	// Closed: the room is closed (reject mode).
 	Closed
+	// Arrive: the visitor has no usable pass. Give them an arrival pass
+	// and send them straight back (a redirect to the same URL): only a
+	// client that keeps the cookie joins the line.
+	Arrive
+	// Limited: the client joined too often lately; it is refused (429)
+	// without a store call.
+	Limited
 )
 
 func (a Action) String() string {
@@ -35,6 +42,10 @@ func (a Action) String() string {
 		return "busy"
 	case Closed:
 		return "closed"
+	case Arrive:
+		return "arrive"
+	case Limited:
+		return "limited"
 	}
 	return fmt.Sprintf("Action(%d)", int(a))
 }
@@ -43,6 +54,12 @@ func (a Action) String() string {
 type Visitor struct {
 	// Passes are the values of the room's cookie in the request.
 	Passes []string
+	// Bind is the client's Binding under the room's BindSession: a pass
+	// bound to another value is refused.
+	Bind string
+	// Client names the client for the join limit (edge.ClientKey); ""
+	// when unknown, which is not limited.
+	Client string
 	// Now is the time of the request.
 	Now time.Time
 }
@@ -54,8 +71,8 @@ type Decision struct {
 	Pass string
 	// PassTTL is how long the browser should keep Pass.
 	PassTTL time.Duration
-	// Session is the visitor's session id (Admit only), for ending it later.
-	Session string
+	// Session is the visitor's session (Admit only), for ending it later.
+	Session store.SessionRef
 	// FailOpen is set when the request is admitted only because the store
 	// could not be asked and the room's policy is to open.
 	FailOpen bool
@@ -75,27 +92,48 @@ type Place struct {
 	Admitted int64
 	Issued   int64
 	Paused   bool
-	// Ahead is how many tickets will be reached before this one.
-	Ahead int64
-	// Wait estimates the time until this ticket is called, from the
-	// admissions observed in the last minutes; WaitKnown is false when no
-	// honest estimate exists (paused, or nobody admitted lately).
-	Wait      time.Duration
-	WaitKnown bool
+	// Ahead is how many tickets will be reached before this one at the
+	// least; AheadMax at the most. They differ in a random room, where the
+	// visitor's group (GroupsAhead groups from being called) is shuffled.
+	Ahead, AheadMax int64
+	// Random is true for a room that shuffles arrival groups.
+	Random      bool
+	GroupsAhead int64
+	// Wait estimates the time until this ticket is called at the latest
+	// (WaitMin at the earliest), from the admissions observed in the last
+	// minutes; WaitKnown is false when no honest estimate exists (paused,
+	// or nobody admitted lately).
+	Wait, WaitMin time.Duration
+	WaitKnown     bool
 	// PollEvery is when the visitor should ask again.
 	PollEvery time.Duration
+}
+
+// JoinCounter counts joins per client (at the edge, Fastly's Edge Rate
+// Limiting): Join counts one for client and reports whether it is still
+// within limit joins a minute.
+type JoinCounter interface {
+	Join(room *Room, client string, limit int) (bool, error)
 }
 
 // Gate decides, for each request to a room, whether it may pass.
 type Gate struct {
 	Store store.Store
 	Keys  *KeySet
+	// Joins limits joins per client; nil limits nothing.
+	Joins JoinCounter
+	// Logf, when set, notes what the gate decided despite a fault.
+	Logf func(format string, args ...any)
 }
 
-// Decide reads the visitor's pass and makes at most one store call in the
-// common cases: none for a session inside its heartbeat, one to renew a
-// session, poll a ticket or join the line. Only a lapsed session costs two
-// (the failed renewal, then a join).
+// ArrivalTTL is how long an arrival pass may be used to join: a browser
+// comes back at once; the margin is for slow networks.
+const ArrivalTTL = 10 * time.Minute
+
+// Decide reads the visitor's pass and makes at most one store call: none
+// for a visitor without a pass (who gets an arrival pass), none for a
+// session inside its heartbeat, one to renew a session, poll a ticket or
+// join the line with an arrival pass.
 func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 	if room.Mode == Reject {
 		return Decision{Action: Closed, Why: "room closed"}
@@ -103,55 +141,77 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 	pass, refused := g.bestPass(room, v)
 	policy := room.Policy()
 	if room.Mode == Passthrough {
-		policy = store.Policy{SessionTTL: policy.SessionTTL, QueueTimeout: policy.QueueTimeout, ClaimWindow: policy.ClaimWindow}
+		policy = store.Policy{SessionTTL: policy.SessionTTL, QueueTimeout: policy.QueueTimeout, ClaimWindow: policy.ClaimWindow, CatchUp: policy.CatchUp}
 	}
 	switch pass.Kind {
 	case Session:
+		ref := store.SessionRef{ID: pass.SessionID, Epoch: pass.Epoch, UsableUntil: pass.IssuedAt.Add(room.Heartbeat())}
 		if v.Now.Sub(pass.IssuedAt) < room.Heartbeat() {
-			return Decision{Action: Admit, Why: "session", Session: pass.SessionID}
+			return Decision{Action: Admit, Why: "session", Session: ref}
 		}
-		ok, _, err := g.Store.Renew(ctx, room.Name, policy, pass.SessionID, v.Now)
+		ok, _, err := g.Store.Renew(ctx, room.Name, policy, ref, v.Now)
 		if err != nil {
 			// The visitor was admitted and holds a valid pass: an outage
-			// must not throw them out. The next request tries again.
-			return Decision{Action: Admit, Why: "session, renewal failed", Session: pass.SessionID, Err: err}
+			// must not throw them out, nor make every request of theirs
+			// wait for the store. An unrenewed pass admits until the next
+			// heartbeat, when the store is asked again.
+			d := g.session(room, v, ref.ID, ref.Epoch, true, "session, renewal failed")
+			d.Err = err
+			return d
 		}
 		if ok {
-			return g.session(room, pass.SessionID, pass.Epoch, v.Now, "session renewed")
+			return g.session(room, v, ref.ID, ref.Epoch, false, "session renewed")
 		}
 		refused = fmt.Errorf("%w: session %s ended in the store", ErrBadPass, pass.SessionID)
 	case Ticket:
-		id, err := newSessionID()
-		if err != nil {
-			return Decision{Action: Busy, Why: "session id", Err: err}
-		}
-		pl, err := g.Store.Poll(ctx, room.Name, policy, store.Ticket{Number: pass.Number, Epoch: pass.Epoch}, id, v.Now)
+		pl, err := g.Store.Poll(ctx, room.Name, policy, store.Ticket{Number: pass.Number, Epoch: pass.Epoch}, v.Now)
 		if err != nil {
 			return g.storeFailed(room, "poll failed", err)
 		}
-		return g.settle(room, pl, id, v.Now, map[store.Outcome]string{
+		return g.settle(room, v, pl, map[store.Outcome]string{
 			store.Waiting: "waiting", store.Admitted: "called", store.Rejoined: "place lost, rejoined"}, refused)
+	case Arrival:
+		if g.Joins != nil && v.Client != "" && room.JoinsPerIPPerMinute > 0 {
+			within, err := g.Joins.Join(room, v.Client, room.JoinsPerIPPerMinute)
+			switch {
+			case err != nil && g.Logf != nil:
+				// Counting is a defence, not a gate: a fault in it lets
+				// the visitor join.
+				g.Logf("room %s: join limit not checked: %v", room.Name, err)
+			case err == nil && !within:
+				return Decision{Action: Limited, Why: "joins per client"}
+			}
+		}
+		pl, err := g.Store.Join(ctx, room.Name, policy, pass.ArrivalID, v.Now)
+		if err != nil {
+			return g.storeFailed(room, "join failed", err)
+		}
+		return g.settle(room, v, pl, map[store.Outcome]string{
+			store.Waiting: "joined", store.Admitted: "joined and called", store.Rejoined: "joined again"}, refused)
 	}
-	id, err := newSessionID()
+	return g.arrive(room, v, refused)
+}
+
+// arrive gives a visitor without a usable pass an arrival pass: no store
+// call, no place, until they come back with it.
+func (g *Gate) arrive(room *Room, v Visitor, refused error) Decision {
+	id, err := newID()
 	if err != nil {
-		return Decision{Action: Busy, Why: "session id", Err: err}
+		return Decision{Action: Busy, Why: "arrival id", Err: err}
 	}
-	pl, err := g.Store.Join(ctx, room.Name, policy, id, v.Now)
-	if err != nil {
-		return g.storeFailed(room, "join failed", err)
-	}
-	return g.settle(room, pl, id, v.Now, map[store.Outcome]string{
-		store.Waiting: "joined", store.Admitted: "joined and called"}, refused)
+	p := Pass{Kind: Arrival, Room: room.Name, ArrivalID: id, Bind: v.Bind, IssuedAt: v.Now, Expires: v.Now.Add(ArrivalTTL)}
+	d := g.withPass(Decision{Action: Arrive, Why: "arrived", Err: refused}, p, ArrivalTTL)
+	return d
 }
 
 // settle turns a store Place into a decision: a session when admitted, a
 // (renewed or new) ticket otherwise.
-func (g *Gate) settle(room *Room, pl store.Place, sessionID string, now time.Time, why map[store.Outcome]string, refused error) Decision {
+func (g *Gate) settle(room *Room, v Visitor, pl store.Place, why map[store.Outcome]string, refused error) Decision {
 	var d Decision
 	if pl.Outcome == store.Admitted {
-		d = g.session(room, sessionID, pl.Line.Epoch, now, why[pl.Outcome])
+		d = g.session(room, v, pl.Session, pl.Line.Epoch, false, why[pl.Outcome])
 	} else {
-		d = g.wait(room, pl, now, why[pl.Outcome])
+		d = g.wait(room, v, pl, why[pl.Outcome])
 	}
 	if d.Err == nil {
 		d.Err = refused
@@ -168,13 +228,17 @@ func (g *Gate) storeFailed(room *Room, why string, err error) Decision {
 }
 
 // bestPass picks, among the cookie's values, a valid session, or else the
-// valid ticket with the lowest number: when a browser sends duplicates,
-// the visitor keeps the best place they hold.
+// valid ticket with the lowest number, or else an arrival: when a browser
+// sends duplicates, the visitor keeps the best place they hold. A pass
+// bound to another client is refused.
 func (g *Gate) bestPass(room *Room, v Visitor) (Pass, error) {
 	var best Pass
 	var firstErr error
 	for _, token := range v.Passes {
 		p, err := g.Keys.Verify(room.Name, token, v.Now)
+		if err == nil && p.Bind != v.Bind {
+			err = ErrBoundElsewhere
+		}
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
@@ -184,7 +248,9 @@ func (g *Gate) bestPass(room *Room, v Visitor) (Pass, error) {
 		switch {
 		case p.Kind == Session:
 			return p, nil
-		case best.Kind == "" || p.Number < best.Number:
+		case best.Kind == "" || best.Kind == Arrival:
+			best = p
+		case p.Kind == Ticket && p.Number < best.Number:
 			best = p
 		}
 	}
@@ -194,18 +260,24 @@ func (g *Gate) bestPass(room *Room, v Visitor) (Pass, error) {
 	return best, firstErr
 }
 
+// ErrBoundElsewhere refuses a pass issued to another client (see
+// Room.BindSession); it wraps ErrBadPass.
+var ErrBoundElsewhere = fmt.Errorf("%w: bound to another client", ErrBadPass)
+
 // session admits with a freshly signed session pass; its issue time marks
-// the last renewal, so the next one is due a heartbeat later.
-func (g *Gate) session(room *Room, id string, epoch int64, now time.Time, why string) Decision {
+// the last renewal (or, unrenewed, the last attempt), so the store is asked
+// again a heartbeat later.
+func (g *Gate) session(room *Room, v Visitor, id string, epoch int64, unrenewed bool, why string) Decision {
 	ttl := seconds(room.SessionDuration)
-	p := Pass{Kind: Session, Room: room.Name, Epoch: epoch, SessionID: id, IssuedAt: now, Expires: now.Add(ttl)}
-	return g.withPass(Decision{Action: Admit, Why: why, Session: id}, p, ttl)
+	p := Pass{Kind: Session, Room: room.Name, Epoch: epoch, SessionID: id, Bind: v.Bind, Unrenewed: unrenewed, IssuedAt: v.Now, Expires: v.Now.Add(ttl)}
+	ref := store.SessionRef{ID: id, Epoch: epoch, UsableUntil: v.Now.Add(room.Heartbeat())}
+	return g.withPass(Decision{Action: Admit, Why: why, Session: ref}, p, ttl)
 }
 
-func (g *Gate) wait(room *Room, pl store.Place, now time.Time, why string) Decision {
+func (g *Gate) wait(room *Room, v Visitor, pl store.Place, why string) Decision {
 	ttl := seconds(room.QueueTimeout)
-	p := Pass{Kind: Ticket, Room: room.Name, Number: pl.Ticket, Epoch: pl.Line.Epoch, IssuedAt: now, Expires: now.Add(ttl)}
-	d := Decision{Action: Wait, Why: why, Place: placeOf(room, pl, now)}
+	p := Pass{Kind: Ticket, Room: room.Name, Number: pl.Ticket, Epoch: pl.Line.Epoch, Bind: v.Bind, IssuedAt: v.Now, Expires: v.Now.Add(ttl)}
+	d := Decision{Action: Wait, Why: why, Place: placeOf(room, pl, v.Now)}
 	return g.withPass(d, p, ttl)
 }
 
@@ -221,33 +293,37 @@ func (g *Gate) withPass(d Decision, p Pass, ttl time.Duration) Decision {
 // placeOf estimates the wait from the admissions actually observed in the
 // last minutes, not from the configured rate: capacity, departures and
 // no-shows all shape the real pace. With no admissions observed, or while
-// paused, it gives no estimate rather than a made-up one.
+// paused, it gives no estimate rather than a made-up one. In a random room
+// the ticket may be called anywhere in its group, so figures are ranges.
 func placeOf(room *Room, pl store.Place, now time.Time) Place {
 	l := pl.Line
-	p := Place{Room: room.Name, Ticket: pl.Ticket, Admitted: l.Admitted, Issued: l.Issued, Paused: l.Paused || l.QueueAll}
-	toCall := pl.Ticket - l.Admitted
-	if toCall < 1 {
-		toCall = 1
+	p := Place{Room: room.Name, Ticket: pl.Ticket, Admitted: l.Admitted, Issued: l.Issued, Paused: l.Paused || l.QueueAll,
+		Random: room.Mode == Random, GroupsAhead: pl.GroupsAhead}
+	from, to := pl.CallFrom, pl.CallTo
+	if from == 0 || to < from {
+		from, to = pl.Ticket, pl.Ticket
 	}
-	p.Ahead = toCall - 1
+	first, last := max(from-l.Admitted, 1), max(to-l.Admitted, 1)
+	p.Ahead, p.AheadMax = first-1, last-1
 	p.PollEvery = room.PollEvery(p.Ahead)
 	window := now.Sub(l.RecentSince)
 	if p.Paused || l.Recent == 0 || window < time.Second {
 		return p
 	}
 	perSecond := float64(l.Recent) / window.Seconds()
-	secs := math.Ceil(float64(toCall) / perSecond)
-	p.Wait, p.WaitKnown = time.Duration(secs)*time.Second, true
+	wait := func(n int64) time.Duration { return time.Duration(math.Ceil(float64(n)/perSecond)) * time.Second }
+	p.WaitMin, p.Wait, p.WaitKnown = wait(first), wait(last), true
 	return p
 }
 
-// End ends the visitor's session at once (a departure beacon, or the
-// origin's revoke command). It reports whether there was one to end.
+// End ends the visitor's session (a departure beacon, or the origin's
+// revoke command). It reports whether there was one to end.
 func (g *Gate) End(ctx context.Context, room *Room, v Visitor) (bool, error) {
 	pass, _ := g.bestPass(room, v)
 	if pass.Kind != Session {
 		return false, nil
 	}
-	_, err := g.Store.End(ctx, room.Name, room.Policy(), pass.SessionID, v.Now)
+	ref := store.SessionRef{ID: pass.SessionID, Epoch: pass.Epoch, UsableUntil: pass.IssuedAt.Add(room.Heartbeat())}
+	_, err := g.Store.End(ctx, room.Name, room.Policy(), ref, v.Now)
 	return err == nil, err
 }

@@ -90,8 +90,13 @@ func (e passError) Unwrap() error { return ErrBadPass }
 // PassKind says what a pass entitles its holder to.
 type PassKind string
 
-// The two kinds of pass.
+// The kinds of pass.
 const (
+	// Arrival is what a visitor without a pass gets, with no store call:
+	// it proves they came back with the cookie, and only then do they
+	// join the line. A client that never keeps cookies (a flood of
+	// scripted requests) never takes a place.
+	Arrival PassKind = "arrival"
 	// Ticket holds a place in the line.
 	Ticket PassKind = "ticket"
 	// Session admits its holder to the origin.
@@ -110,6 +115,15 @@ type Pass struct {
 	Epoch int64
 	// SessionID names a session (sessions only).
 	SessionID string
+	// ArrivalID names an arrival (arrival passes only): joining twice with
+	// the same one gets the same ticket.
+	ArrivalID string
+	// Bind ties the pass to the client it was issued to (see Binding);
+	// "" when the room binds nothing.
+	Bind string
+	// Unrenewed marks a session pass issued after a failed renewal: it
+	// admits until its next heartbeat without the store's word.
+	Unrenewed bool
 	IssuedAt  time.Time
 	Expires   time.Time
 }
@@ -120,6 +134,11 @@ type passClaims struct {
 	Number  int64    `json:"tkt,omitempty"`
 	Epoch   int64    `json:"ep"`
 	Session string   `json:"sid,omitempty"`
+	Arrival string   `json:"arr,omitempty"`
+	Bind    string   `json:"bnd,omitempty"`
+	// Unrenewed is 1 or absent: an integer keeps the payload reader to
+	// the shapes it already reads.
+	Unrenewed int64 `json:"unr,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -322,6 +341,7 @@ const sigLen = (sha256.Size*8 + 5) / 6
 func claimsOf(p Pass) passClaims {
 	return passClaims{
 		Kind: p.Kind, Number: p.Number, Epoch: p.Epoch, Session: p.SessionID,
+		Arrival: p.ArrivalID, Bind: p.Bind, Unrenewed: unrenewed(p),
 		RegisteredClaims: jwt.RegisteredClaims{
 			Audience:  jwt.ClaimStrings{p.Room},
 			IssuedAt:  jwt.NewNumericDate(p.IssuedAt),
@@ -345,6 +365,17 @@ func putPayload(b []byte, n int, p *Pass) int {
 	if p.SessionID != "" {
 		n = put(b, n, `,"sid":`)
 		n = putString(b, n, p.SessionID)
+	}
+	if p.ArrivalID != "" {
+		n = put(b, n, `,"arr":`)
+		n = putString(b, n, p.ArrivalID)
+	}
+	if p.Bind != "" {
+		n = put(b, n, `,"bnd":`)
+		n = putString(b, n, p.Bind)
+	}
+	if p.Unrenewed {
+		n = put(b, n, `,"unr":1`)
 	}
 	n = put(b, n, `,"aud":[`)
 	n = putString(b, n, p.Room)
@@ -535,19 +566,29 @@ func (ks *KeySet) Verify(room, token string, now time.Time) (Pass, error) {
 	}
 	p := Pass{
 		Kind: c.Kind, Room: room, Number: c.Number, Epoch: c.Epoch, SessionID: c.Session,
+		ArrivalID: c.Arrival, Bind: c.Bind, Unrenewed: c.Unrenewed == 1,
 		IssuedAt: c.IssuedAt.Time, Expires: c.ExpiresAt.Time,
 	}
 	switch {
 	case p.Kind == Ticket && p.Number > 0:
 	case p.Kind == Session && p.SessionID != "":
+	case p.Kind == Arrival && p.ArrivalID != "":
 	default:
 		return Pass{}, fmt.Errorf("%w: malformed %q pass", ErrBadPass, p.Kind)
 	}
 	return p, nil
 }
 
-// newSessionID names a session with 128 random bits.
-func newSessionID() (string, error) {
+// unrenewed is Pass.Unrenewed as its claim.
+func unrenewed(p Pass) int64 {
+	if p.Unrenewed {
+		return 1
+	}
+	return 0
+}
+
+// newID names an arrival with 128 random bits.
+func newID() (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
@@ -561,6 +602,9 @@ const (
 	fieldNumber
 	fieldEpoch
 	fieldSession
+	fieldArrival
+	fieldBind
+	fieldUnrenewed
 	fieldIssuer
 	fieldSubject
 	fieldAudience
@@ -573,7 +617,7 @@ const (
 
 // claimNames are the JSON names of passClaims' fields, its own and those of
 // jwt.RegisteredClaims.
-var claimNames = [...]string{"knd", "tkt", "ep", "sid", "iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
+var claimNames = [...]string{"knd", "tkt", "ep", "sid", "arr", "bnd", "unr", "iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
 
 // UnmarshalJSON reads the claims as encoding/json reads them into the
 // struct: the same names (matched exactly, else case-insensitively), null
@@ -642,6 +686,8 @@ func (c *passClaims) set(field int, val []byte) error {
 				c.Kind = Ticket
 			case equal(v, string(Session)):
 				c.Kind = Session
+			case equal(v, string(Arrival)):
+				c.Kind = Arrival
 			default:
 				c.Kind = PassKind(v)
 			}
@@ -654,6 +700,12 @@ func (c *passClaims) set(field int, val []byte) error {
 		return setInt(&c.Epoch, val)
 	case fieldSession:
 		return setString(&c.Session, val)
+	case fieldArrival:
+		return setString(&c.Arrival, val)
+	case fieldBind:
+		return setString(&c.Bind, val)
+	case fieldUnrenewed:
+		return setInt(&c.Unrenewed, val)
 	case fieldIssuer:
 		return setString(&c.Issuer, val)
 	case fieldSubject:

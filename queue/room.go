@@ -63,6 +63,13 @@ type Room struct {
 	QueueStatusCode int `json:"queue_status_code"`
 	// Template is the name of the queue page template.
 	Template string `json:"template"`
+	// BindSession is what the room's passes are tied to, so that a copied
+	// cookie does not work on another client (see BindMode).
+	BindSession BindMode `json:"bind_session"`
+	// JoinsPerIPPerMinute caps how often one client (an IPv4 address or
+	// an IPv6 /64) may join the line in a minute, counted with Fastly's
+	// Edge Rate Limiting; 0 turns the cap off.
+	JoinsPerIPPerMinute int `json:"joins_per_ip_per_minute"`
 }
 
 // Mode is how a room treats newcomers.
@@ -95,15 +102,20 @@ const (
 
 // Defaults applied by ParseRoom to settings left out of a room definition.
 const (
-	DefaultRefreshSeconds    = 10
-	DefaultQueueTimeout      = 900
-	DefaultClaimWindow       = 30
-	DefaultInactivityTimeout = 90
-	DefaultSessionDuration   = 300
-	DefaultRandomWindow      = 60
-	DefaultQueueStatusCode   = 200
-	DefaultTemplate          = "queue.html"
+	DefaultRefreshSeconds      = 10
+	DefaultQueueTimeout        = 900
+	DefaultClaimWindow         = 30
+	DefaultInactivityTimeout   = 90
+	DefaultSessionDuration     = 300
+	DefaultRandomWindow        = 60
+	DefaultQueueStatusCode     = 200
+	DefaultTemplate            = "queue.html"
+	DefaultJoinsPerIPPerMinute = 30
 )
+
+// unsetJoins marks joins_per_ip_per_minute as left out, since 0 (off) is a
+// value an operator may set.
+const unsetJoins = -1 << 30
 
 // ParseRoom decodes and validates one room definition. Every error names
 // the room and the offending field, so an operator can fix it from the log.
@@ -113,7 +125,7 @@ func ParseRoom(name string, data []byte) (*Room, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	r := &Room{}
+	r := &Room{JoinsPerIPPerMinute: unsetJoins}
 	if err := dec.Decode(r); err != nil {
 		return nil, fmt.Errorf("%w: room %q: %v", ErrInvalidRoom, name, err)
 	}
@@ -165,6 +177,12 @@ func (r *Room) applyDefaults() {
 	if r.Burst == 0 {
 		r.Burst = 1
 	}
+	if r.BindSession == "" {
+		r.BindSession = DefaultBindMode
+	}
+	if r.JoinsPerIPPerMinute == unsetJoins {
+		r.JoinsPerIPPerMinute = DefaultJoinsPerIPPerMinute
+	}
 }
 
 func (r *Room) validate() error {
@@ -213,6 +231,7 @@ func (r *Room) validate() error {
 		{"inactivity_timeout", float64(r.InactivityTimeout), 10, 86400},
 		{"session_duration", float64(r.SessionDuration), 10, 86400},
 		{"random_window", float64(r.RandomWindow), 1, 3600},
+		{"joins_per_ip_per_minute", float64(r.JoinsPerIPPerMinute), 0, 10000},
 	}
 	for _, c := range checks {
 		if c.value < c.min || c.value > c.max {
@@ -232,6 +251,11 @@ func (r *Room) validate() error {
 	}
 	if r.SessionDuration < r.InactivityTimeout {
 		return fmt.Errorf("session_duration: %d is shorter than inactivity_timeout (%d)", r.SessionDuration, r.InactivityTimeout)
+	}
+	switch r.BindSession {
+	case BindNone, BindUserAgent, BindIPPrefix, BindBoth:
+	default:
+		return fmt.Errorf("bind_session: must be none, user_agent, ip_prefix or ip_prefix+user_agent, got %q", r.BindSession)
 	}
 	switch r.QueueStatusCode {
 	case 200, 202, 429, 503:
@@ -300,6 +324,7 @@ func (r *Room) Policy() store.Policy {
 		ClaimWindow:  seconds(r.ClaimWindow),
 		SessionTTL:   seconds(r.InactivityTimeout),
 		QueueTimeout: seconds(r.QueueTimeout),
+		CatchUp:      seconds(r.RefreshSeconds),
 	}
 }
 

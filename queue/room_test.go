@@ -132,7 +132,8 @@ func TestParseCommands(t *testing.T) {
 		{[]string{"admit=2", "admit=3"}, Commands{Admit: 5}, 0},
 		{[]string{"admit=0", "admit=x", "admit=-1", "admit=999999999"}, Commands{}, 4},
 		{[]string{"reboot, revoke"}, Commands{Revoke: true}, 1},
-		{[]string{"admit=100000", "admit=100000"}, Commands{Admit: MaxOriginAdmit}, 0},
+		{[]string{"admit=10000", "admit=10000"}, Commands{Admit: MaxOriginAdmit}, 0},
+		{[]string{"admit=10001"}, Commands{}, 1},
 	}
 	for _, tc := range tests {
 		got, errs := ParseCommands(tc.values)

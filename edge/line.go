@@ -1,0 +1,141 @@
+// The line's surface: a request to a protected room meets the gate, and
+// the gate's decision becomes a forward, a page, a redirect or a refusal.
+
+package edge
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/fastly/compute-sdk-go/fsthttp"
+)
+
+// enter runs a request to room through the line.
+func (s *Service) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, settings Settings, room *queue.Room) {
+	gate, err := s.gate(settings)
+	if err != nil {
+		var setup *SetupError
+		if errors.As(err, &setup) {
+			s.notSetUp(w, setup)
+			return
+		}
+		s.Logf("room %s: cannot run the line: %v", room.Name, err)
+		s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
+			"This site's waiting room is not configured yet. Please try again in a minute.")
+		return
+	}
+	d := gate.Decide(ctx, room, s.visitor(r, room))
+	switch d.Action {
+	case queue.Admit:
+		switch {
+		case d.FailOpen:
+			s.Logf("room %s: admit (%s): %v", room.Name, d.Why, d.Err)
+			if unresolvable(d.Err) {
+				s.Logf("setup: %v", backendUnresolvable("upstash", upstashExample))
+			}
+			r.Header.Set(FailOpenHeader, "store-unavailable")
+		case d.Why != "session":
+			s.Logf("room %s: admit (%s)%s", room.Name, d.Why, refusal(d.Err))
+		}
+		s.forward(ctx, w, r, s.cookie(room, d), func(cmds []string) string {
+			return s.obey(ctx, gate, room, d, cmds)
+		})
+	case queue.Wait:
+		s.Logf("room %s: wait (%s) ticket %d, now serving %d%s", room.Name, d.Why, d.Place.Ticket, d.Place.Admitted, refusal(d.Err))
+		s.queuePage(w, r, room, d)
+	case queue.Arrive:
+		if d.Err != nil {
+			s.Logf("room %s: arrival%s", room.Name, refusal(d.Err))
+		}
+		s.arrival(w, r, room, d)
+	case queue.Limited:
+		s.Logf("room %s: join refused: client %q joined more than %d times in a minute", room.Name, s.client(r), room.JoinsPerIPPerMinute)
+		s.limited(w, r, room)
+	case queue.Closed:
+		w.Header().Set("Retry-After", "300")
+		s.problem(w, fsthttp.StatusServiceUnavailable, "Closed for now",
+			"This part of the site is closed at the moment. Please come back later.")
+	default:
+		s.Logf("room %s: busy (%s): %v", room.Name, d.Why, d.Err)
+		if unresolvable(d.Err) {
+			// Not an outage that retrying cures: the backend's address
+			// is wrong, so say what to set rather than "busy".
+			s.notSetUp(w, backendUnresolvable("upstash", upstashExample))
+			return
+		}
+		s.busy(w, r, room)
+	}
+}
+
+// visitor is what the gate needs to know of r for room.
+func (s *Service) visitor(r *fsthttp.Request, room *queue.Room) queue.Visitor {
+	return queue.Visitor{
+		Passes: queue.CookieValues(r.Header.Values("Cookie"), room.CookieName),
+		Bind:   queue.Binding(room.BindSession, r.Header.Get("User-Agent"), net.ParseIP(r.RemoteAddr)),
+		Client: s.client(r),
+		Now:    s.Now,
+	}
+}
+
+// client names r's client for the per-client limits.
+func (s *Service) client(r *fsthttp.Request) string {
+	return ClientKey(net.ParseIP(r.RemoteAddr))
+}
+
+// joinCounter counts joins per client and room with the edge's Limits.
+type joinCounter struct{ limits Limits }
+
+// maxCounterName is the longest rate counter name Fastly accepts.
+const maxCounterName = 64
+
+func (j joinCounter) Join(room *queue.Room, client string, limit int) (bool, error) {
+	name := "wr_joins_" + room.Name
+	if len(name) > maxCounterName {
+		// Room names are up to 64 characters; two rooms sharing their
+		// first 55 would share a counter, which only counts more.
+		name = name[:maxCounterName]
+	}
+	n, err := j.limits.Count(name, client)
+	return n <= limit, err
+}
+
+// arrival sends a visitor without a pass straight back with an arrival
+// pass: a browser follows at once with the cookie and joins; a client that
+// drops cookies comes back with nothing, and has cost no place and no
+// store call.
+func (s *Service) arrival(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Location", r.URL.RequestURI())
+	h.Add("Set-Cookie", s.cookie(room, d))
+	if wantsJSON(r) {
+		s.json(w, fsthttp.StatusTemporaryRedirect, arrivalJSON{room.Name, "joining", 0})
+		return
+	}
+	s.problem(w, fsthttp.StatusTemporaryRedirect, "Joining the line",
+		"You are being taken to the waiting room. If this page stays, allow cookies for this site: the waiting room keeps your place in one.")
+}
+
+// limited refuses a join from a client that joined too often.
+func (s *Service) limited(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
+	retry := int(time.Minute / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(retry))
+	if wantsJSON(r) {
+		w.Header().Set("Cache-Control", "no-store")
+		s.json(w, fsthttp.StatusTooManyRequests, busyJSON{room.Name, "limited", retry})
+		return
+	}
+	s.problem(w, fsthttp.StatusTooManyRequests, "Too many attempts to join",
+		"Your network has joined this line many times in the last minute, so this attempt was not let in. Please wait a minute and try again; if you already hold a place, keep using the page that shows it.")
+}
+
+// arrivalJSON is the arrival redirect's body for clients that ask for JSON.
+type arrivalJSON struct {
+	Room           string `json:"room"`
+	Status         string `json:"status"`
+	RefreshSeconds int    `json:"refresh_seconds"`
+}
