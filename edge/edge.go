@@ -36,6 +36,8 @@ type Service struct {
 	Origin    Origin
 	// Upstash carries store requests to the Upstash backend.
 	Upstash store.Transport
+	// Limits counts joins and failed logins per client; nil limits nothing.
+	Limits Limits
 	// UpstashViaBackend is true when Upstash is a Fastly backend, which
 	// knows the database's host: then upstash_url may be left out.
 	UpstashViaBackend bool
