@@ -46,8 +46,9 @@ type Panel struct {
 // maxForm bounds a form body: the panel's forms hold three short fields.
 const maxForm = 8 << 10
 
-// maxAdmit bounds one "admit N": a typo should not open the floodgates.
-const maxAdmit = 1_000_000
+// maxAdmit bounds one "admit N" to what one store call does safely: a
+// typo should not open the floodgates, nor stall the database.
+const maxAdmit = store.MaxCallsPerOp
 
 // ServeHTTP answers one request to the panel.
 func (p *Panel) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {

@@ -2,8 +2,10 @@ package edge
 
 import (
 	"context"
+	"fmt"
+	"net/url"
+	"strings"
 
-	"github.com/edgequeue/waitingroom/queue"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
 
@@ -20,6 +22,14 @@ func (s *Service) leave(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		w.WriteHeader(fsthttp.StatusMethodNotAllowed)
 		return
 	}
+	if why := crossSite(r); why != "" {
+		// A page on another site must not end a visitor's session by
+		// posting here with their cookie (SameSite=Lax would not stop a
+		// top-level form post): only the site's own pages may.
+		s.Logf("leave: refused: %s", why)
+		w.WriteHeader(fsthttp.StatusForbidden)
+		return
+	}
 	gate, err := s.gate(settings)
 	if err != nil {
 		s.Logf("leave: cannot run the line: %s", describe(err))
@@ -30,8 +40,7 @@ func (s *Service) leave(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		if !room.Serves(r.Host) {
 			continue
 		}
-		v := queue.Visitor{Passes: queue.CookieValues(r.Header.Values("Cookie"), room.CookieName), Now: s.Now}
-		ended, err := gate.End(ctx, room, v)
+		ended, err := gate.End(ctx, room, s.visitor(r, room))
 		if err != nil {
 			s.Logf("room %s: leave failed: %v", room.Name, err)
 			continue
@@ -42,4 +51,26 @@ func (s *Service) leave(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		}
 	}
 	w.WriteHeader(fsthttp.StatusNoContent)
+}
+
+// crossSite says why r comes from another site, or "" when it does not:
+// the browser's Sec-Fetch-Site when it sends one, else the Origin header
+// against the request's host. A request with neither (an old browser, or
+// a script with the cookie, which could as well end the session from the
+// site itself) is let through.
+func crossSite(r *fsthttp.Request) string {
+	switch site := r.Header.Get("Sec-Fetch-Site"); site {
+	case "", "same-origin", "same-site", "none":
+	default:
+		return fmt.Sprintf("Sec-Fetch-Site %q", site)
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return ""
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host) {
+		return fmt.Sprintf("Origin %q is not the host %q", origin, r.Host)
+	}
+	return ""
 }

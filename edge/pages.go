@@ -49,6 +49,12 @@ type placeJSON struct {
 	Paused               bool   `json:"paused"`
 	EstimatedWaitSeconds *int64 `json:"estimated_wait_seconds"`
 	RefreshSeconds       int    `json:"refresh_seconds"`
+	// A random room calls the visitor's group in a shuffled order: the
+	// figures above are then the earliest, these the latest.
+	Random                  bool   `json:"random,omitempty"`
+	AheadMax                *int64 `json:"ahead_max,omitempty"`
+	GroupsAhead             *int64 `json:"groups_ahead,omitempty"`
+	EstimatedWaitMaxSeconds *int64 `json:"estimated_wait_max_seconds,omitempty"`
 }
 
 // busyJSON is the busy page for clients that ask for JSON.
@@ -72,6 +78,10 @@ func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 		h.Add("Set-Cookie", c)
 	}
 	status := "The site is busy, so visitors are let in in the order they arrived."
+	if pl.Random {
+		status = fmt.Sprintf("The site is busy. Visitors who arrived within the same %d seconds form a group and are let in in a random order; %s ahead of yours.",
+			room.RandomWindow, plural(pl.GroupsAhead, "group is", "groups are"))
+	}
 	if pl.Paused {
 		status = "Entry is paused for the moment; your place is kept."
 	}
@@ -79,35 +89,67 @@ func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 		doc := placeJSON{Room: room.Name, Status: "waiting", Ticket: pl.Ticket, Position: pl.Ahead + 1, Ahead: pl.Ahead,
 			NowServing: pl.Admitted, Issued: pl.Issued, Paused: pl.Paused, RefreshSeconds: int(pl.PollEvery / time.Second)}
 		if pl.WaitKnown {
-			secs := int64(pl.Wait / time.Second)
+			secs := int64(pl.WaitMin / time.Second)
 			doc.EstimatedWaitSeconds = &secs
+		}
+		if pl.Random {
+			doc.Random, doc.AheadMax, doc.GroupsAhead = true, &pl.AheadMax, &pl.GroupsAhead
+			if pl.WaitKnown {
+				secs := int64(pl.Wait / time.Second)
+				doc.EstimatedWaitMaxSeconds = &secs
+			}
 		}
 		s.json(w, room.QueueStatusCode, doc)
 		return
 	}
+	ahead, position := strconv.FormatInt(pl.Ahead, 10), strconv.FormatInt(pl.Ahead+1, 10)
+	if pl.AheadMax > pl.Ahead {
+		ahead = fmt.Sprintf("between %d and %d", pl.Ahead, pl.AheadMax)
+		position = fmt.Sprintf("%d–%d", pl.Ahead+1, pl.AheadMax+1)
+	}
 	s.page(w, room.QueueStatusCode, room.Template, templates.Queue, map[string]string{
 		"room": room.Name, "ticket": strconv.FormatInt(pl.Ticket, 10),
-		"position": strconv.FormatInt(pl.Ahead+1, 10), "ahead": strconv.FormatInt(pl.Ahead, 10),
+		"position": position, "ahead": ahead,
 		"now_serving": strconv.FormatInt(pl.Admitted, 10), "issued": strconv.FormatInt(pl.Issued, 10),
 		"wait": describeWait(pl), "refresh_seconds": refresh, "status": status,
 	})
 }
 
-// describeWait says the estimate in words a visitor reads at a glance.
+// describeWait says the estimate in words a visitor reads at a glance: a
+// range when the visitor's turn comes somewhere in a shuffled group.
 func describeWait(p queue.Place) string {
 	switch {
 	case !p.WaitKnown && p.Paused:
 		return "unknown while entry is paused"
 	case !p.WaitKnown:
 		return "not known yet: nobody has been let in during the last few minutes"
-	case p.Wait < time.Minute:
-		return "less than a minute"
-	case p.Wait < 2*time.Minute:
-		return "about 1 minute"
-	case p.Wait < 2*time.Hour:
-		return fmt.Sprintf("about %d minutes", int((p.Wait+30*time.Second)/time.Minute))
 	}
-	return fmt.Sprintf("about %d hours", int((p.Wait+30*time.Minute)/time.Hour))
+	least, most := aboutDuration(p.WaitMin), aboutDuration(p.Wait)
+	if least == most {
+		return most
+	}
+	return "between " + least + " and " + most
+}
+
+// aboutDuration rounds d to what a visitor reads at a glance.
+func aboutDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "less than a minute"
+	case d < 2*time.Minute:
+		return "about 1 minute"
+	case d < 2*time.Hour:
+		return fmt.Sprintf("about %d minutes", int((d+30*time.Second)/time.Minute))
+	}
+	return fmt.Sprintf("about %d hours", int((d+30*time.Minute)/time.Hour))
+}
+
+// plural writes n with the singular or plural words after it.
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(n, 10) + " " + many
 }
 
 func (s *Service) busy(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
