@@ -32,3 +32,26 @@ func TestWaitEstimateFromObservedAdmissions(t *testing.T) {
 		}
 	}
 }
+
+func TestRandomRoomPlaceIsARange(t *testing.T) {
+	room := &Room{Name: "r", Mode: Random, NewUsersPerMinute: 60}
+	line := store.Line{Admitted: 100, Issued: 400, Recent: 60, RecentSince: now.Add(-time.Minute)}
+	tests := []struct {
+		name            string
+		place           store.Place
+		ahead, aheadMax int64
+		waitMin, wait   time.Duration
+		groupsAhead     int64
+	}{
+		{"first come, first served figures when the store gives no range", store.Place{Ticket: 130, Line: line}, 29, 29, 30 * time.Second, 30 * time.Second, 0},
+		{"a group being called", store.Place{Ticket: 130, CallFrom: 101, CallTo: 160, Line: line}, 0, 59, time.Second, time.Minute, 0},
+		{"two groups ahead", store.Place{Ticket: 300, CallFrom: 221, CallTo: 400, GroupsAhead: 2, Line: line}, 120, 299, 121 * time.Second, 300 * time.Second, 2},
+	}
+	for _, tc := range tests {
+		p := placeOf(room, tc.place, now)
+		if p.Ahead != tc.ahead || p.AheadMax != tc.aheadMax || p.WaitMin != tc.waitMin || p.Wait != tc.wait || p.GroupsAhead != tc.groupsAhead || !p.Random {
+			t.Errorf("%s: ahead %d..%d wait %v..%v groups %d, want %d..%d %v..%v %d", tc.name,
+				p.Ahead, p.AheadMax, p.WaitMin, p.Wait, p.GroupsAhead, tc.ahead, tc.aheadMax, tc.waitMin, tc.wait, tc.groupsAhead)
+		}
+	}
+}

@@ -80,6 +80,24 @@ func TestSignVerifyAndRotation(t *testing.T) {
 	if got, err := rotated.Verify("shop", tok, now); err != nil || got.SessionID != "abc" {
 		t.Fatalf("session: %+v %v", got, err)
 	}
+	// Every field a pass carries comes back as it was signed.
+	for _, p := range []Pass{
+		{Kind: Arrival, Room: "shop", ArrivalID: "a1b2", Bind: "xyz", IssuedAt: now, Expires: now.Add(time.Minute)},
+		{Kind: Session, Room: "shop", SessionID: "17.3", Epoch: 17, Bind: "xyz", Unrenewed: true, IssuedAt: now, Expires: now.Add(time.Minute)},
+		{Kind: Session, Room: "shop", SessionID: "17.4", Epoch: 17, IssuedAt: now, Expires: now.Add(time.Minute)},
+	} {
+		tok, err := rotated.Sign(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := rotated.Verify("shop", tok, now)
+		if got.IssuedAt.Equal(p.IssuedAt) && got.Expires.Equal(p.Expires) {
+			got.IssuedAt, got.Expires = p.IssuedAt, p.Expires
+		}
+		if err != nil || got != p {
+			t.Errorf("round trip of %+v: %+v, %v", p, got, err)
+		}
+	}
 }
 
 func FuzzVerify(f *testing.F) {
@@ -126,6 +144,9 @@ func oddPasses() []Pass {
 		{Kind: Ticket, Room: "", Number: -1, Epoch: -1, IssuedAt: time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC), Expires: time.Unix(0, 0)},
 		{Kind: "", Room: "ü", IssuedAt: now, Expires: now},
 		{Kind: Ticket, Room: strings.Repeat("long-room-", 60), Number: 1, IssuedAt: now, Expires: now.Add(time.Hour)},
+		{Kind: Arrival, Room: "shop", ArrivalID: "0123456789abcdef0123456789abcdef", Bind: "AAECAwQFBgcICQoL", IssuedAt: now, Expires: now.Add(10 * time.Minute)},
+		{Kind: Session, Room: "shop", SessionID: "1700000000000.42", Epoch: 1700000000000, Bind: "b<&>", Unrenewed: true, IssuedAt: now, Expires: now.Add(time.Hour)},
+		{Kind: Ticket, Room: "shop", Number: 3, ArrivalID: "\u00e9\n", Bind: "\xff\x00", Unrenewed: true, IssuedAt: now, Expires: now.Add(time.Hour)},
 	}
 }
 
@@ -259,6 +280,7 @@ func TestVerifyRefuses(t *testing.T) {
 		{"ticket without a number", "shop", mustSign(t, ks, Pass{Kind: Ticket, Room: "shop", IssuedAt: now, Expires: now.Add(time.Hour)})},
 		{"session without an id", "shop", mustSign(t, ks, Pass{Kind: Session, Room: "shop", IssuedAt: now, Expires: now.Add(time.Hour)})},
 		{"unknown kind", "shop", mustSign(t, ks, Pass{Kind: "admin", Room: "shop", SessionID: "a", Number: 1, IssuedAt: now, Expires: now.Add(time.Hour)})},
+		{"arrival without an id", "shop", mustSign(t, ks, Pass{Kind: Arrival, Room: "shop", SessionID: "a", IssuedAt: now, Expires: now.Add(time.Hour)})},
 		{"tampered payload", "shop", parts[0] + "." + parts[1][:10] + "x" + parts[1][11:] + "." + parts[2]},
 		{"tampered signature", "shop", tok[:len(tok)-3] + "AAA"},
 		{"non-canonical signature", "shop", parts[0] + "." + parts[1] + "." + string(sig)},
