@@ -74,33 +74,42 @@ type Upstash struct {
 	RandomKey string
 }
 
+// maxArrival bounds an arrival id, as the script does.
+const maxArrival = 128
+
 // Join implements Store.
-func (u *Upstash) Join(ctx context.Context, room string, p Policy, sessionID string, now time.Time) (Place, error) {
-	r, err := u.run(ctx, "join", room, p, 0, sessionID, 0, now)
+func (u *Upstash) Join(ctx context.Context, room string, p Policy, arrival string, now time.Time) (Place, error) {
+	if arrival == "" || len(arrival) > maxArrival {
+		return Place{}, fmt.Errorf("join %s: %w: arrival id of %d bytes, want 1 to %d", room, ErrRejected, len(arrival), maxArrival)
+	}
+	r, err := u.run(ctx, room, p, call{op: "join", arrival: arrival}, now)
 	return r.place(), err
 }
 
 // Poll implements Store.
-func (u *Upstash) Poll(ctx context.Context, room string, p Policy, t Ticket, sessionID string, now time.Time) (Place, error) {
-	r, err := u.run(ctx, "poll", room, p, t.Number, sessionID, t.Epoch, now)
+func (u *Upstash) Poll(ctx context.Context, room string, p Policy, t Ticket, now time.Time) (Place, error) {
+	r, err := u.run(ctx, room, p, call{op: "poll", arg: max(0, t.Number), epoch: max(0, t.Epoch)}, now)
 	return r.place(), err
 }
 
 // Renew implements Store.
-func (u *Upstash) Renew(ctx context.Context, room string, p Policy, sessionID string, now time.Time) (bool, Line, error) {
-	r, err := u.run(ctx, "renew", room, p, 0, sessionID, 0, now)
+func (u *Upstash) Renew(ctx context.Context, room string, p Policy, s SessionRef, now time.Time) (bool, Line, error) {
+	r, err := u.run(ctx, room, p, sessionCall("renew", s), now)
 	return r.outcome == 1, r.line, err
 }
 
 // End implements Store.
-func (u *Upstash) End(ctx context.Context, room string, p Policy, sessionID string, now time.Time) (Line, error) {
-	r, err := u.run(ctx, "end", room, p, 0, sessionID, 0, now)
+func (u *Upstash) End(ctx context.Context, room string, p Policy, s SessionRef, now time.Time) (Line, error) {
+	r, err := u.run(ctx, room, p, sessionCall("end", s), now)
 	return r.line, err
 }
 
 // Admit implements Store.
 func (u *Upstash) Admit(ctx context.Context, room string, p Policy, n int64, now time.Time) (Line, error) {
-	r, err := u.run(ctx, "admit", room, p, n, "", 0, now)
+	if n < 0 || n > MaxCallsPerOp {
+		return Line{}, fmt.Errorf("admit %s: %w: %d visitors at once, want 0 to %d (admit more in chunks)", room, ErrRejected, n, MaxCallsPerOp)
+	}
+	r, err := u.run(ctx, room, p, call{op: "admit", arg: n}, now)
 	return r.line, err
 }
 
@@ -111,43 +120,91 @@ func (u *Upstash) Control(ctx context.Context, room string, p Policy, c Control,
 	default:
 		return Line{}, fmt.Errorf("%w: unknown control %q", ErrRejected, c)
 	}
-	r, err := u.run(ctx, string(c), room, p, 0, "", 0, now)
+	r, err := u.run(ctx, room, p, call{op: string(c)}, now)
 	return r.line, err
 }
 
 // Stats implements Store.
 func (u *Upstash) Stats(ctx context.Context, room string, p Policy, now time.Time) (Line, error) {
-	r, err := u.run(ctx, "stats", room, p, 0, "", 0, now)
+	r, err := u.run(ctx, room, p, call{op: "stats"}, now)
 	return r.line, err
 }
 
-// Keys are the Redis keys that hold room's state: the line's hash, then
-// the sorted sets of live sessions, called tickets and waiting tickets.
+// Keys are the Redis keys that hold room's state, in the order the script
+// takes them: the line's hash, then the sorted sets of live sessions,
+// called tickets, waiting tickets, arrivals, ended sessions and closed
+// random-order windows. The room is a hash tag ({room}), so all of a
+// room's keys live in one cluster slot.
 func (u *Upstash) Keys(room string) []string {
 	prefix := u.Prefix
 	if prefix == "" {
 		prefix = "wr:"
 	}
-	base := prefix + room + ":"
-	return []string{base + "line", base + "sessions", base + "called", base + "waiting"}
+	base := prefix + "{" + room + "}:"
+	return []string{base + "line", base + "sessions", base + "called", base + "waiting",
+		base + "arrivals", base + "ended", base + "windows"}
+}
+
+// sessionID names the live session ticket became in the line of epoch.
+func sessionID(epoch, ticket int64) string {
+	return strconv.FormatInt(epoch, 10) + "." + strconv.FormatInt(ticket, 10)
+}
+
+// parseSession reads a session id back; ok is false for anything
+// sessionID could not have written.
+func parseSession(id string) (epoch, ticket int64, ok bool) {
+	e, t, found := strings.Cut(id, ".")
+	epoch, errE := strconv.ParseInt(e, 10, 64)
+	ticket, errT := strconv.ParseInt(t, 10, 64)
+	if !found || errE != nil || errT != nil || epoch < 1 || ticket < 1 || sessionID(epoch, ticket) != id {
+		return 0, 0, false
+	}
+	return epoch, ticket, true
+}
+
+// call is what one operation sends besides the room and its policy.
+type call struct {
+	op      string
+	arg     int64 // a ticket, or n for admit
+	arrival string
+	epoch   int64 // of the ticket or session
+	until   int64 // ms: when an ended session's pass stops admitting
+}
+
+// sessionCall is the call about session s. A session id this store could
+// not have given, or whose line is not s.Epoch, names ticket 0, which the
+// script answers as a session that is gone.
+func sessionCall(op string, s SessionRef) call {
+	c := call{op: op, until: max(0, s.UsableUntil.UnixMilli())}
+	if epoch, ticket, ok := parseSession(s.ID); ok && epoch == s.Epoch {
+		c.arg, c.epoch = ticket, epoch
+	}
+	return c
 }
 
 type result struct {
-	line    Line
-	ticket  int64
-	outcome int64
+	line             Line
+	ticket           int64
+	outcome          int64
+	callFrom, callTo int64
+	groupsAhead      int64
 }
 
 func (r result) place() Place {
-	return Place{Ticket: r.ticket, Outcome: Outcome(r.outcome), Line: r.line}
+	pl := Place{Ticket: r.ticket, Outcome: Outcome(r.outcome), Line: r.line,
+		CallFrom: r.callFrom, CallTo: r.callTo, GroupsAhead: r.groupsAhead}
+	if pl.Outcome == Admitted {
+		pl.Session = sessionID(r.line.Epoch, r.ticket)
+	}
+	return pl
 }
 
 // replyLen is the number of values the script returns.
-const replyLen = 10
+const replyLen = 14
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
-func (u *Upstash) run(ctx context.Context, op, room string, p Policy, arg int64, sessionID string, epoch int64, now time.Time) (result, error) {
+func (u *Upstash) run(ctx context.Context, room string, p Policy, c call, now time.Time) (result, error) {
 	timeout := u.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -157,17 +214,19 @@ func (u *Upstash) run(ctx context.Context, op, room string, p Policy, arg int64,
 
 	keys := u.Keys(room)
 	args := append([]string{strconv.Itoa(len(keys))}, keys...)
-	args = append(args, op,
-		strconv.FormatInt(now.UnixMilli(), 10),
+	args = append(args, c.op,
+		strconv.FormatInt(max(0, now.UnixMilli()), 10),
 		strconv.FormatFloat(p.PerMinute, 'f', -1, 64),
 		strconv.Itoa(p.Burst),
 		strconv.Itoa(p.Capacity),
 		ms(p.ClaimWindow), ms(p.SessionTTL), ms(p.QueueTimeout),
-		strconv.FormatInt(arg, 10),
-		sessionID,
-		strconv.FormatInt(epoch, 10),
+		strconv.FormatInt(c.arg, 10),
+		c.arrival,
+		strconv.FormatInt(c.epoch, 10),
 		ms(p.RandomWindow),
-		u.RandomKey)
+		u.RandomKey,
+		ms(p.CatchUp),
+		strconv.FormatInt(c.until, 10))
 	reply, err := u.command(ctx, append([]string{"EVALSHA", scriptSHA()}, args...))
 	if errors.Is(err, errNoScript) {
 		// Scripts are cached only until the database restarts or flushes
@@ -175,17 +234,21 @@ func (u *Upstash) run(ctx context.Context, op, room string, p Policy, arg int64,
 		reply, err = u.command(ctx, append([]string{"EVAL", lineScript}, args...))
 	}
 	if err != nil {
-		return result{}, fmt.Errorf("%s %s: %w", op, room, err)
+		return result{}, fmt.Errorf("%s %s: %w", c.op, room, err)
 	}
 	if len(reply) != replyLen {
-		return result{}, fmt.Errorf("%s %s: %w: script returned %d values, want %d", op, room, ErrProtocol, len(reply), replyLen)
+		return result{}, fmt.Errorf("%s %s: %w: script returned %d values, want %d", c.op, room, ErrProtocol, len(reply), replyLen)
 	}
 	return result{
 		line: Line{Epoch: reply[0], Issued: reply[1], Admitted: reply[2],
 			Paused: reply[3]&1 != 0, QueueAll: reply[3]&2 != 0,
-			Active: reply[6], Called: reply[7], Recent: reply[8], RecentSince: time.UnixMilli(reply[9])},
-		ticket:  reply[4],
-		outcome: reply[5],
+			Active: reply[6], Called: reply[7], Recent: reply[8], RecentSince: time.UnixMilli(reply[9]),
+			CalledNow: reply[10]},
+		ticket:      reply[4],
+		outcome:     reply[5],
+		callFrom:    reply[11],
+		callTo:      reply[12],
+		groupsAhead: reply[13],
 	}, nil
 }
 

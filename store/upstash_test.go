@@ -35,7 +35,7 @@ func (r *replay) RoundTrip(ctx context.Context, req Request) (Response, error) {
 }
 
 func TestUpstashProtocol(t *testing.T) {
-	ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,5,3,2,5,1,7,1,12,1699999999000]}`)}
+	ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,5,3,2,5,1,7,1,12,1699999999000,2,5,5,0]}`)}
 	tests := []struct {
 		name     string
 		answers  []Response
@@ -60,8 +60,8 @@ func TestUpstashProtocol(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := &replay{answers: tc.answers, err: tc.err}
 			u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
-			p := Policy{PerMinute: 60, Burst: 2, Capacity: 9, ClaimWindow: 30 * time.Second, SessionTTL: time.Minute, QueueTimeout: 15 * time.Minute}
-			pl, err := u.Join(context.Background(), "shop", p, "sid", time.UnixMilli(1700000000123))
+			p := Policy{PerMinute: 60, Burst: 2, Capacity: 9, ClaimWindow: 30 * time.Second, SessionTTL: time.Minute, QueueTimeout: 15 * time.Minute, CatchUp: 20 * time.Second}
+			pl, err := u.Join(context.Background(), "shop", p, "arrival", time.UnixMilli(1700000000123))
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 				t.Fatalf("error %v, want %v", err, tc.wantErr)
 			}
@@ -75,8 +75,9 @@ func TestUpstashProtocol(t *testing.T) {
 				if c[0] != tc.wantCmds[i] {
 					t.Fatalf("command %d is %s, want %s", i, c[0], tc.wantCmds[i])
 				}
-				want := []string{"4", "wr:shop:line", "wr:shop:sessions", "wr:shop:called", "wr:shop:waiting",
-					"join", "1700000000123", "60", "2", "9", "30000", "60000", "900000", "0", "sid", "0", "0", ""}
+				want := []string{"7", "wr:{shop}:line", "wr:{shop}:sessions", "wr:{shop}:called", "wr:{shop}:waiting",
+					"wr:{shop}:arrivals", "wr:{shop}:ended", "wr:{shop}:windows",
+					"join", "1700000000123", "60", "2", "9", "30000", "60000", "900000", "0", "arrival", "0", "0", "", "20000", "0"}
 				if len(c) != 2+len(want) {
 					t.Fatalf("command %q has %d arguments, want %d", c, len(c)-2, len(want))
 				}
@@ -89,8 +90,9 @@ func TestUpstashProtocol(t *testing.T) {
 					t.Fatalf("auth header %q", tr.headers[i]["Authorization"])
 				}
 			}
-			want := Place{Ticket: 5, Outcome: Admitted, Line: Line{Epoch: 1700000000000, Issued: 5, Admitted: 3, QueueAll: true,
-				Active: 7, Called: 1, Recent: 12, RecentSince: time.UnixMilli(1699999999000)}}
+			want := Place{Ticket: 5, Outcome: Admitted, Session: "1700000000000.5", CallFrom: 5, CallTo: 5,
+				Line: Line{Epoch: 1700000000000, Issued: 5, Admitted: 3, QueueAll: true,
+					Active: 7, Called: 1, Recent: 12, RecentSince: time.UnixMilli(1699999999000), CalledNow: 2}}
 			if err == nil && pl != want {
 				t.Fatalf("place %+v, want %+v", pl, want)
 			}
@@ -117,12 +119,176 @@ func TestScriptSHA(t *testing.T) {
 	if got := scriptSHA(); got != want {
 		t.Fatalf("scriptSHA() = %q, want %q", got, want)
 	}
-	tr := &replay{answers: []Response{{Status: 200, Body: []byte(`{"result":[1,1,1,0,1,1,1,0,1,1]}`)}}}
+	tr := &replay{answers: []Response{{Status: 200, Body: []byte(`{"result":[1,1,1,0,1,1,1,0,1,1,1,1,1,0]}`)}}}
 	u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
 	if _, err := u.Join(context.Background(), "shop", Policy{Capacity: 1}, "sid", time.UnixMilli(1)); err != nil {
 		t.Fatal(err)
 	}
 	if len(tr.sent) != 1 || len(tr.sent[0]) < 2 || tr.sent[0][0] != "EVALSHA" || tr.sent[0][1] != want {
 		t.Fatalf("sent %q, want one EVALSHA %s", tr.sent, want)
+	}
+}
+
+func TestSessionIDs(t *testing.T) {
+	tests := []struct {
+		id            string
+		epoch, ticket int64
+		ok            bool
+	}{
+		{"1700000000000.42", 1700000000000, 42, true},
+		{"1.1", 1, 1, true},
+		{"", 0, 0, false},
+		{"1700000000000", 0, 0, false},
+		{"1700000000000.", 0, 0, false},
+		{".42", 0, 0, false},
+		{"1700000000000.0", 0, 0, false},
+		{"1700000000000.-4", 0, 0, false},
+		{"1700000000000.+4", 0, 0, false},
+		{"1700000000000.042", 0, 0, false},
+		{"1700000000000.4.2", 0, 0, false},
+		{"17e11.42", 0, 0, false},
+		{"9f86d081884c7d659a2feaa0c55ad015", 0, 0, false},
+		{"1700000000000.99999999999999999999", 0, 0, false},
+	}
+	for _, tc := range tests {
+		epoch, ticket, ok := parseSession(tc.id)
+		if epoch != tc.epoch || ticket != tc.ticket || ok != tc.ok {
+			t.Errorf("parseSession(%q) = %d, %d, %v; want %d, %d, %v", tc.id, epoch, ticket, ok, tc.epoch, tc.ticket, tc.ok)
+		}
+		if tc.ok && sessionID(epoch, ticket) != tc.id {
+			t.Errorf("sessionID(%d, %d) = %q, want %q", epoch, ticket, sessionID(epoch, ticket), tc.id)
+		}
+	}
+}
+
+// TestSessionArguments checks what Renew and End send for a session: its
+// ticket and line, and when its pass stops admitting; a session id of
+// another line or not of this store's making names no ticket.
+func TestSessionArguments(t *testing.T) {
+	until := time.UnixMilli(1700000020000)
+	tests := []struct {
+		name   string
+		ref    SessionRef
+		ticket string
+		epoch  string
+		until  string
+	}{
+		{"live", SessionRef{ID: "1700000000000.42", Epoch: 1700000000000, UsableUntil: until}, "42", "1700000000000", "1700000020000"},
+		{"other line", SessionRef{ID: "1700000000000.42", Epoch: 1800000000000, UsableUntil: until}, "0", "0", "1700000020000"},
+		{"not ours", SessionRef{ID: "3f9a0c", Epoch: 1700000000000, UsableUntil: until}, "0", "0", "1700000020000"},
+		{"no pass", SessionRef{ID: "1700000000000.42", Epoch: 1700000000000}, "42", "1700000000000", "0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,50,45,0,0,1,7,0,12,1699999999000,0,0,0,0]}`)}
+			tr := &replay{answers: []Response{ok, ok}}
+			u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
+			if _, _, err := u.Renew(context.Background(), "shop", Policy{}, tc.ref, time.UnixMilli(1700000010000)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := u.End(context.Background(), "shop", Policy{}, tc.ref, time.UnixMilli(1700000010000)); err != nil {
+				t.Fatal(err)
+			}
+			for i, op := range []string{"renew", "end"} {
+				c := tr.sent[i]
+				// EVALSHA sha 7 keys... op now rate burst capacity claim session queue arg arrival epoch window key catchup until
+				got := []string{c[10], c[18], c[20], c[24]}
+				want := []string{op, tc.ticket, tc.epoch, tc.until}
+				if strings.Join(got, " ") != strings.Join(want, " ") {
+					t.Errorf("%s sent op, ticket, epoch, until %q, want %q", op, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestRefusedBeforeSending checks the requests the store refuses without
+// a round trip: admissions above what one script call may do, and arrival
+// ids the script would refuse.
+func TestRefusedBeforeSending(t *testing.T) {
+	tests := []struct {
+		name string
+		do   func(u *Upstash) error
+	}{
+		{"admit above the bound", func(u *Upstash) error {
+			_, err := u.Admit(context.Background(), "shop", Policy{}, MaxCallsPerOp+1, time.UnixMilli(1))
+			return err
+		}},
+		{"admit a million", func(u *Upstash) error {
+			_, err := u.Admit(context.Background(), "shop", Policy{}, 1000000, time.UnixMilli(1))
+			return err
+		}},
+		{"admit fewer than none", func(u *Upstash) error {
+			_, err := u.Admit(context.Background(), "shop", Policy{}, -1, time.UnixMilli(1))
+			return err
+		}},
+		{"join without an arrival", func(u *Upstash) error {
+			_, err := u.Join(context.Background(), "shop", Policy{}, "", time.UnixMilli(1))
+			return err
+		}},
+		{"join with a long arrival", func(u *Upstash) error {
+			_, err := u.Join(context.Background(), "shop", Policy{}, strings.Repeat("a", maxArrival+1), time.UnixMilli(1))
+			return err
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &replay{}
+			err := tc.do(&Upstash{URL: "https://db.test/", Token: "tok", Transport: tr})
+			if !errors.Is(err, ErrRejected) {
+				t.Fatalf("error %v, want ErrRejected", err)
+			}
+			if len(tr.sent) != 0 {
+				t.Fatalf("sent %q, want nothing", tr.sent)
+			}
+		})
+	}
+}
+
+// TestScriptIsPortable reads line.lua as Upstash would run it: every key it
+// touches must be one passed in KEYS (Upstash's allow-key-locking refuses
+// any other, and a key computed in the script stalls the whole database
+// while it loads), and it must use none of the Lua libraries Upstash's own
+// engine does not promise (bit, redis.sha1hex, cjson, cmsgpack, struct) nor
+// a clock or randomness of its own.
+func TestScriptIsPortable(t *testing.T) {
+	if !strings.HasPrefix(lineScript, "#!lua flags=allow-key-locking\n") {
+		t.Errorf("line.lua does not start with the allow-key-locking shebang")
+	}
+	for _, banned := range []string{"bit.", "sha1hex", "cjson", "cmsgpack", "struct.", "math.random", "'TIME'", "redis.setresp", "redis.replicate_commands"} {
+		if strings.Contains(lineScript, banned) {
+			t.Errorf("line.lua uses %q, which Upstash does not promise", banned)
+		}
+	}
+	keys := map[string]bool{}
+	const decl = "local line, sessions, called, waiting, arrivals, ended, windows =\n  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]"
+	if !strings.Contains(lineScript, decl) {
+		t.Fatalf("line.lua does not name its keys as the test expects:\n%s", decl)
+	}
+	for _, k := range strings.Split("line sessions called waiting arrivals ended windows", " ") {
+		keys[k] = true
+	}
+	calls := 0
+	for rest := lineScript; ; {
+		i := strings.Index(rest, "redis.call(")
+		if i < 0 {
+			break
+		}
+		rest = rest[i+len("redis.call("):]
+		args := strings.Split(rest[:strings.Index(rest, ")")], ",")
+		cmd := strings.Trim(args[0], "' ")
+		named := args[1:2]
+		if cmd == "DEL" {
+			named = args[1:]
+		}
+		for _, a := range named {
+			if a = strings.TrimSpace(a); !keys[a] {
+				t.Errorf("redis.call('%s', %s, ...): the key is not one of KEYS", cmd, a)
+			}
+		}
+		calls++
+	}
+	if calls < 20 || strings.Contains(lineScript, "redis.pcall(") {
+		t.Errorf("found %d redis.call and some redis.pcall: the scan no longer matches the script", calls)
 	}
 }
