@@ -26,7 +26,8 @@ type Ours struct {
 // Name implements Policy.
 func (o *Ours) Name() string { return "edge waiting room" }
 
-// Join implements Policy.
+// Join implements Policy. The visitor's own id is their arrival id; the
+// store names the session when they are admitted.
 func (o *Ours) Join(ctx context.Context, v *Visitor, now time.Time) (Answer, error) {
 	pl, err := o.Store.Join(ctx, o.Room.Name, o.Room.Policy(), v.Session, now)
 	return o.answer(v, pl, now), err
@@ -34,7 +35,7 @@ func (o *Ours) Join(ctx context.Context, v *Visitor, now time.Time) (Answer, err
 
 // Poll implements Policy.
 func (o *Ours) Poll(ctx context.Context, v *Visitor, now time.Time) (Answer, error) {
-	pl, err := o.Store.Poll(ctx, o.Room.Name, o.Room.Policy(), store.Ticket{Number: v.Ticket, Epoch: v.Epoch}, v.Session, now)
+	pl, err := o.Store.Poll(ctx, o.Room.Name, o.Room.Policy(), store.Ticket{Number: v.Ticket, Epoch: v.Epoch}, now)
 	return o.answer(v, pl, now), err
 }
 
@@ -42,7 +43,7 @@ func (o *Ours) answer(v *Visitor, pl store.Place, now time.Time) Answer {
 	v.Ticket, v.Epoch = pl.Ticket, pl.Line.Epoch
 	a := Answer{Admitted: pl.Outcome == store.Admitted, Lost: pl.Outcome == store.Rejoined, Held: pl.Line.Active + pl.Line.Called, Calls: 1}
 	if a.Admitted {
-		v.Renewed = now
+		v.Session, v.Renewed = pl.Session, now
 	} else {
 		a.Next = o.Room.PollEvery(pl.Ticket - pl.Line.Admitted - 1)
 	}
@@ -55,7 +56,7 @@ func (o *Ours) Visit(ctx context.Context, v *Visitor, now time.Time) (int, error
 	if now.Sub(v.Renewed) < o.Room.Heartbeat() {
 		return 0, nil
 	}
-	ok, _, err := o.Store.Renew(ctx, o.Room.Name, o.Room.Policy(), v.Session, now)
+	ok, _, err := o.Store.Renew(ctx, o.Room.Name, o.Room.Policy(), o.session(v), now)
 	if err == nil && !ok {
 		err = errSessionLapsed(now.Sub(v.Renewed))
 	}
@@ -65,8 +66,14 @@ func (o *Ours) Visit(ctx context.Context, v *Visitor, now time.Time) (int, error
 
 // Leave implements Policy.
 func (o *Ours) Leave(ctx context.Context, v *Visitor, now time.Time) (int, error) {
-	_, err := o.Store.End(ctx, o.Room.Name, o.Room.Policy(), v.Session, now)
+	_, err := o.Store.End(ctx, o.Room.Name, o.Room.Policy(), o.session(v), now)
 	return 1, err
+}
+
+// session is v's session as the pass in their cookie names it: issued at
+// the last renewal, admitting without the store for a heartbeat.
+func (o *Ours) session(v *Visitor) store.SessionRef {
+	return store.SessionRef{ID: v.Session, Epoch: v.Epoch, UsableUntil: v.Renewed.Add(o.Room.Heartbeat())}
 }
 
 // Held implements Policy: live sessions and called visitors.
