@@ -1,13 +1,31 @@
 // Package store owns the waiting room's shared state: per room, a line of
-// numbered tickets ("issued"), the highest number called in ("admitted"),
-// a lazily refilled token bucket that sets the admission rate, and the
-// operator's pause switch.
+// numbered tickets ("issued"), the highest position called in ("admitted"),
+// the live sessions, a lazily refilled token bucket that sets the admission
+// rate, and the operator's pause switch.
 //
-// Every operation is one atomic Lua script run in Redis, one round trip:
-// the caller passes the time, so the same script runs in virtual time in a
-// simulator. The rate is a token bucket refilled from the time elapsed since
-// the last call, so no scheduler is needed: quiet periods accumulate at most
-// Burst admissions, and nothing is lost while nobody calls.
+// Every operation is one atomic Lua script (line.lua) run in Redis, one
+// round trip, on the room's seven keys, all named with the room as a hash
+// tag (wr:{room}:line, ...) so they share one cluster slot and Upstash can
+// lock just them. The caller passes the time, so the same script runs in
+// virtual time in a simulator; but the script keeps its own line time,
+// which advances by the gap between calls only up to a few seconds, and
+// every deadline (a waiting visitor's last poll, a claim window, a session)
+// runs on it: a store outage or an edge with a wrong clock costs nobody a
+// place. The rate is a token bucket refilled from the time elapsed since
+// the last call, so no scheduler is needed: a quiet spell saves at most
+// Burst admissions and makes up at most CatchUp's worth of rate.
+//
+// The store, not the edge, names things that must be unique: a ticket per
+// arrival (replaying an arrival answers with its ticket), and a session per
+// called ticket (every poll of it gets the same one). An ended session can
+// never come back, and holds its place while its pass can still admit. No
+// operation calls or passes over more than MaxCallsPerOp tickets, so no
+// script stalls the database for long, however long the line.
+//
+// Keys are versioned by name: this version's keys are new, so deploying it
+// starts every room's line afresh (the keys of the previous version,
+// wr:<room>:line and its three sorted sets, are left for the operator to
+// delete).
 //
 // [Upstash] implements [Store] over Upstash's REST API; its HTTP transport
 // is injected, so the same code runs through a Fastly backend at the edge
