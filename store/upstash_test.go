@@ -292,3 +292,17 @@ func TestScriptIsPortable(t *testing.T) {
 		t.Errorf("found %d redis.call and some redis.pcall: the scan no longer matches the script", calls)
 	}
 }
+
+// TestScriptAgreesWithClient: the bounds the client checks before sending
+// are the ones the script enforces.
+func TestScriptAgreesWithClient(t *testing.T) {
+	for _, want := range []string{
+		fmt.Sprintf("local MAX_CALLS = %d\n", MaxCallsPerOp),
+		fmt.Sprintf("#arrival > %d", maxArrival),
+		fmt.Sprintf("if #KEYS ~= %d then", len((&Upstash{}).Keys("r"))),
+	} {
+		if !strings.Contains(lineScript, want) {
+			t.Errorf("line.lua does not contain %q", want)
+		}
+	}
+}
