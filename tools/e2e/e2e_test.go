@@ -125,7 +125,34 @@ type answer struct {
 	body   string
 }
 
+// do sends one request as a browser would: when the room answers a
+// visitor without a pass with its arrival redirect (307 to the same URL,
+// with the arrival cookie), it follows it once with the cookie. do1 sends
+// exactly one.
 func (v *visitor) do(method, path string, body io.Reader, header ...string) answer {
+	v.e.t.Helper()
+	var replay []byte
+	if body != nil {
+		b, err := io.ReadAll(body)
+		if err != nil {
+			v.e.t.Fatal(err)
+		}
+		replay = b
+	}
+	reader := func() io.Reader {
+		if replay == nil {
+			return nil
+		}
+		return bytes.NewReader(replay)
+	}
+	a := v.do1(method, path, reader(), header...)
+	if a.status == http.StatusTemporaryRedirect && a.header.Get("Location") == path {
+		a = v.do1(method, path, reader(), header...)
+	}
+	return a
+}
+
+func (v *visitor) do1(method, path string, body io.Reader, header ...string) answer {
 	v.e.t.Helper()
 	req, err := http.NewRequest(method, v.e.stack.HostURL+path, body)
 	if err != nil {
