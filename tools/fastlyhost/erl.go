@@ -27,7 +27,9 @@ import (
 //     holds the increments of the current second and of the N-1 before it,
 //     so between N-1 and N seconds of them. A rate is the window's count
 //     divided by N, truncated. An entry with no increment in the last
-//     minute is gone.
+//     minute is gone. (The SDK's doc of CounterDuration, from an older
+//     reference, has buckets fixed at :00, :10 ...; Fastly's ratecounter
+//     reference now has them slide by the second, as here.)
 //   - A penalty box holds an entry for its time to live: whole minutes, the
 //     seconds the SDK passes truncated, from 1 to 60.
 //   - check_rate increments the entry, puts it in the penalty box when its
