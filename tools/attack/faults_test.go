@@ -19,6 +19,8 @@ func TestAStoreOutageCostsNobodyTheirPlaceOrSession(t *testing.T) {
 	const outage = 45 * time.Second
 	shopper, first, second := e.visitor(), e.visitor(), e.visitor()
 	shopper.enter("/")
+	first.poll()
+	second.poll()
 	p1, p2 := first.poll(), second.poll()
 	if p1.Status != "waiting" || p2.Status != "waiting" || p2.Ticket <= p1.Ticket {
 		t.Fatalf("setup: %+v and %+v, want two waiting in order", p1, p2)

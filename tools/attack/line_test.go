@@ -67,7 +67,7 @@ func TestAReplayedArrivalPassYieldsOneTicket(t *testing.T) {
 		// ticket it was given, as its queue page would.
 		v := &visitor{e: e, ip: clientIP(0, 3, i+1), cookies: map[string]string{"wr_shop": pass}}
 		for round := 0; round < 2; round++ {
-			a, err := v.fetch("/", "Accept", "application/json")
+			a, err := v.send(http.MethodGet, "/", nil, "Accept", "application/json")
 			answers[i] = fmt.Sprint(a, err)
 			if m := ticketField.FindStringSubmatch(a.body); err == nil && m != nil {
 				tickets[i], _ = strconv.ParseInt(m[1], 10, 64)

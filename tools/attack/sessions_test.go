@@ -13,6 +13,7 @@ func TestTwoTabsClaimingOneTicketShareOneSession(t *testing.T) {
 	e := start(t, shop(`{"paths":["/"],"new_users_per_minute":0.01,"burst":1,"refresh_seconds":1,"claim_window":30}`), nil)
 	e.visitor().enter("/") // takes the burst
 	v := e.visitor()
+	v.poll()
 	if p := v.poll(); p.Status != "waiting" {
 		t.Fatalf("setup: %+v, want waiting", p)
 	}
@@ -171,11 +172,11 @@ func TestAnEndedSessionsOldPassCannotOvershootCapacity(t *testing.T) {
 				if time.Now().After(deadline) {
 					t.Fatal("the next visitor was never let in")
 				}
-				old.copyTo(old.ip, old.ua).get("/old-pass")
+				old.copyTo(old.ip, old.ua).do(http.MethodGet, "/old-pass", nil)
 				nextIn = next.poll().Status == "admitted"
 			}
 			for i := 0; i < 3; i++ {
-				if r := old.copyTo(old.ip, old.ua).get("/old-pass"); r.atOrigin() {
+				if r := old.copyTo(old.ip, old.ua).do(http.MethodGet, "/old-pass", nil); r.atOrigin() {
 					t.Fatalf("the ended session's old pass reached the origin while the next visitor holds the one place: %s", r)
 				}
 			}
