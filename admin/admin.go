@@ -34,13 +34,44 @@ type Panel struct {
 	Path  string
 	Rooms []*queue.Room
 	Store store.Store
-	// Password is the admin password; empty disables the panel.
+	// Password is the admin password; one that PasswordProblem refuses
+	// (an empty one included) disables the panel.
 	Password []byte
+	// Guesses limits wrong passwords from the requesting client; nil
+	// limits nothing.
+	Guesses Guesses
 	// CSRFKey signs the forms' CSRF tokens.
 	CSRFKey []byte
 	Now     time.Time
 	// Logf records what operators did and what failed.
 	Logf func(format string, args ...any)
+}
+
+// Guesses limits the wrong passwords one client may try, so the password
+// cannot be guessed at speed.
+type Guesses interface {
+	// Refused reports whether the client has tried too many wrong
+	// passwords and must wait, and for how long at most.
+	Refused() (retry time.Duration, refused bool)
+	// Wrong counts a wrong password from the client.
+	Wrong()
+}
+
+// MinPasswordLength is the shortest admin password the panel accepts: 16
+// characters of a generated password (openssl rand -base64 24 gives 32)
+// stand up to guessing even at the rate Guesses allows.
+const MinPasswordLength = 16
+
+// PasswordProblem says why password cannot open the panel, naming the
+// secret and the rule, or is "" when it can.
+func PasswordProblem(password []byte) string {
+	switch {
+	case len(password) == 0:
+		return "set admin_password in the secret store"
+	case len(password) < MinPasswordLength:
+		return fmt.Sprintf("admin_password is shorter than %d characters; set a longer one (openssl rand -base64 24 makes one)", MinPasswordLength)
+	}
+	return ""
 }
 
 // maxForm bounds a form body: the panel's forms hold three short fields.
@@ -54,12 +85,25 @@ const maxAdmit = store.MaxCallsPerOp
 func (p *Panel) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Frame-Options", "DENY")
-	if len(p.Password) == 0 {
-		p.Logf("admin: refused %s %s: admin disabled, no admin_password secret", r.Method, r.URL.Path)
-		text(w, fsthttp.StatusServiceUnavailable, "admin disabled: set admin_password in the secret store")
+	if problem := PasswordProblem(p.Password); problem != "" {
+		p.Logf("admin: refused %q %q: admin disabled: %s", r.Method, r.URL.Path, problem)
+		text(w, fsthttp.StatusServiceUnavailable, "admin disabled: "+problem)
+		return
+	}
+	// A client in the penalty box is refused before its password is
+	// compared, so guessing on costs it nothing but time.
+	if retry, refused := p.refused(); refused {
+		p.Logf("admin: refused %q %q: too many wrong passwords from this client", r.Method, r.URL.Path)
+		w.Header().Set("Retry-After", strconv.Itoa(int(retry/time.Second)))
+		text(w, fsthttp.StatusTooManyRequests, fmt.Sprintf("admin: too many wrong passwords from your address; try again in %d minutes", int((retry+time.Minute-1)/time.Minute)))
 		return
 	}
 	if !p.authorized(r) {
+		if r.Header.Get("Authorization") != "" && p.Guesses != nil {
+			// A browser's first request carries no password: only a
+			// password tried and wrong counts.
+			p.Guesses.Wrong()
+		}
 		w.Header().Set("WWW-Authenticate", `Basic realm="waiting room admin", charset="UTF-8"`)
 		text(w, fsthttp.StatusUnauthorized, "admin: wrong or missing password")
 		return
@@ -78,6 +122,13 @@ func (p *Panel) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fsth
 	default:
 		text(w, fsthttp.StatusNotFound, "admin: no such page")
 	}
+}
+
+func (p *Panel) refused() (time.Duration, bool) {
+	if p.Guesses == nil {
+		return 0, false
+	}
+	return p.Guesses.Refused()
 }
 
 func (p *Panel) authorized(r *fsthttp.Request) bool {

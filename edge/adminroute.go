@@ -3,17 +3,38 @@ package edge
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
+	"time"
 
 	"github.com/edgequeue/waitingroom/admin"
 	"github.com/edgequeue/waitingroom/store"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
 
+// adminPolicy is the admin panel's Content-Security-Policy: its pages have
+// inline style and forms that post to the panel, and nothing else.
+const adminPolicy = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// Wrong admin passwords: more than maxWrongPasswords in a minute from one
+// client (ClientKey) put it in the penalty box for wrongPasswordPenalty.
+// Ten a minute is plenty for an operator's typos; against a 16-character
+// password it is no rate at all.
+const (
+	maxWrongPasswords    = 10
+	wrongPasswordPenalty = 5 * time.Minute
+	// wrongPasswords names the counter and the penalty box in Limits.
+	wrongPasswords = "admin_wrong_password"
+)
+
 func (s *Service) admin(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, settings Settings) {
+	secure(w.Header(), adminPolicy)
 	p := &admin.Panel{Path: settings.AdminPath, Rooms: settings.Rooms, Now: s.Now, Logf: s.Logf}
-	// Without a password the panel is disabled (it says so); any other
-	// problem with it is the operator's to fix.
+	if client := clientKey(r); s.Limits != nil && client != "" {
+		p.Guesses = guesses{s, client}
+	}
+	// Without a usable password the panel is disabled (it says so); any
+	// other problem with it is the operator's to fix.
 	pw, err := s.Secrets.Get(SecretAdminPassword)
 	switch {
 	case errors.Is(err, ErrStoreNotLinked):
@@ -27,7 +48,7 @@ func (s *Service) admin(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 	case !errors.Is(err, ErrNotFound):
 		s.Logf("admin: secret %s: %v", SecretAdminPassword, err)
 	}
-	if len(p.Password) > 0 {
+	if admin.PasswordProblem(p.Password) == "" {
 		keys, err := s.keys()
 		if err == nil {
 			var st *store.Upstash
@@ -47,4 +68,48 @@ func (s *Service) admin(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		}
 	}
 	p.ServeHTTP(ctx, w, r)
+}
+
+// guesses is admin.Guesses over Limits for one client. A Limits that fails
+// limits nothing (and says so in the log): an operator must not be locked
+// out of the panel by the platform's counters.
+type guesses struct {
+	s      *Service
+	client string
+}
+
+func (g guesses) Refused() (time.Duration, bool) {
+	in, err := g.s.Limits.Penalized(wrongPasswords, g.client)
+	if err != nil {
+		g.s.Logf("admin: %v; wrong passwords not limited", err)
+		return 0, false
+	}
+	return wrongPasswordPenalty, in
+}
+
+func (g guesses) Wrong() {
+	n, err := g.s.Limits.Count(wrongPasswords, g.client)
+	if err != nil {
+		g.s.Logf("admin: %v; wrong passwords not limited", err)
+		return
+	}
+	if n <= maxWrongPasswords {
+		return
+	}
+	if err := g.s.Limits.Penalize(wrongPasswords, g.client, wrongPasswordPenalty); err != nil {
+		g.s.Logf("admin: %v; wrong passwords not limited", err)
+		return
+	}
+	g.s.Logf("admin: %d wrong passwords in a minute from %s: refused for %v", n, g.client, wrongPasswordPenalty)
+}
+
+// clientKey names the client of r for Limits (ClientKey of its address),
+// or "" when r has no usable address. The SDK gives the address alone;
+// one with a port (a native test's) is read too.
+func clientKey(r *fsthttp.Request) string {
+	addr := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		addr = host
+	}
+	return ClientKey(net.ParseIP(addr))
 }

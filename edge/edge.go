@@ -53,6 +53,8 @@ type Service struct {
 
 // ServeHTTP answers one request.
 func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
+	secure(w.Header(), pagePolicy)
+	stripReserved(r.Header)
 	settings := LoadSettings(s.Config)
 	for _, p := range settings.Problems {
 		s.Logf("config: %v", p)
@@ -61,7 +63,11 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 		s.notSetUp(w, settings.Unlinked)
 		return
 	}
-	path := r.URL.Path
+	t, ok := s.normalize(w, r)
+	if !ok {
+		return
+	}
+	path := t.path.Literal
 	if path == settings.AdminPath || strings.HasPrefix(path, settings.AdminPath+"/") {
 		s.admin(ctx, w, r, settings)
 		return
@@ -70,7 +76,7 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 		s.leave(ctx, w, r, settings)
 		return
 	}
-	room := queue.Match(settings.Rooms, r.Host, path)
+	room, protected := queue.Judge(settings.Rooms, t.host, path, t.path.Loose)
 	if room == nil {
 		if settings.RoomsBroken {
 			s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
@@ -80,8 +86,11 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 		s.forward(ctx, w, r, "", nil)
 		return
 	}
-	if room.Bypasses(path) {
+	if !protected { // a bypass path
 		s.forward(ctx, w, r, "", nil)
+		return
+	}
+	if !s.guard(w, r, t, settings) {
 		return
 	}
 	s.enter(ctx, w, r, settings, room)

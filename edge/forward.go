@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
@@ -16,6 +17,26 @@ import (
 // FailOpenHeader marks a request admitted only because the store could not
 // be asked, in a room whose on_store_error is "open".
 const FailOpenHeader = "Waiting-Room-Fail-Open"
+
+// ReservedPrefix begins every header through which the waiting room and
+// its origin speak (FailOpenHeader, queue.CommandHeader, and any to
+// come). A visitor's request never carries one to the origin:
+// stripReserved removes them all as the request arrives.
+const ReservedPrefix = "Waiting-Room-"
+
+// stripReserved removes every header that begins with ReservedPrefix, in
+// any case, so a visitor cannot pose as the edge ("Waiting-Room-Fail-Open:
+// store-unavailable" on an admitted request) to the origin.
+func stripReserved(h fsthttp.Header) {
+	for _, k := range h.Keys() {
+		if len(k) >= len(ReservedPrefix) && strings.EqualFold(k[:len(ReservedPrefix)], ReservedPrefix) {
+			h.Del(k)
+		}
+	}
+}
+
+// hstsHeader is Strict-Transport-Security; see Settings.HSTSMaxAge.
+const hstsHeader = "Strict-Transport-Security"
 
 // expired is a cookie that deletes the room's pass.
 func expired(room *queue.Room) string {
@@ -65,7 +86,7 @@ func (s *Service) cookie(room *queue.Room, d queue.Decision) string {
 func (s *Service) forward(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, setCookie string, obey func([]string) string) {
 	resp, err := s.Origin.Send(ctx, r)
 	if err != nil {
-		s.Logf("origin: %s %s: %v", r.Method, r.URL.Path, err)
+		s.Logf("origin: %q %q: %v", r.Method, r.URL.Path, err)
 		if errors.Is(err, ErrBackendUnresolvable) {
 			s.notSetUp(w, backendUnresolvable("origin", originExample))
 			return
@@ -81,7 +102,14 @@ func (s *Service) forward(ctx context.Context, w fsthttp.ResponseWriter, r *fsth
 			setCookie = c
 		}
 	}
+	// The origin's answer takes the origin's headers, not the edge's
+	// (its own Content-Security-Policy...), except for the HSTS the
+	// operator asked the edge to add when the origin sets none.
+	hsts := w.Header().Get(hstsHeader)
 	w.Header().Reset(resp.Header)
+	if hsts != "" && w.Header().Get(hstsHeader) == "" {
+		w.Header().Set(hstsHeader, hsts)
+	}
 	if setCookie != "" {
 		w.Header().Add("Set-Cookie", setCookie)
 		// A response that admits someone must not be cached and replayed
@@ -90,6 +118,6 @@ func (s *Service) forward(ctx context.Context, w fsthttp.ResponseWriter, r *fsth
 	}
 	w.WriteHeader(resp.StatusCode)
 	if _, err := io.Copy(w, resp.Body); err != nil {
-		s.Logf("origin: %s %s: streaming the answer: %v", r.Method, r.URL.Path, err)
+		s.Logf("origin: %q %q: streaming the answer: %v", r.Method, r.URL.Path, err)
 	}
 }

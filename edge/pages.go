@@ -19,6 +19,27 @@ import (
 // BusyRetry is how long the busy page asks a visitor to wait.
 const BusyRetry = 5 * time.Second
 
+// pagePolicy is the Content-Security-Policy of the pages the edge writes
+// (queue, busy, problem, closed, setup) and of its other answers. The
+// built-in pages have inline style and no script; an operator's template
+// may also use the site's own stylesheets, images and fonts (under a
+// bypass path), and data: images. No script runs, no form is sent, and no
+// other site may frame the page.
+const pagePolicy = "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; " +
+	"form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+// secure sets the headers every answer the edge writes itself carries:
+// the browser must not guess another content type, send the page's
+// address (it may hold a ticket's URL) to other sites, or run or frame
+// more than policy allows. ServeHTTP sets them first for every request;
+// forward replaces them with the origin's own headers, and the admin
+// panel with its policy.
+func secure(h fsthttp.Header, policy string) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", policy)
+}
+
 // notSetUp refuses a request the waiting room cannot handle until its
 // operator sets something: every visitor gets the same 503 page, naming the
 // setting (never its value), and every request logs what to set and how.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/urlnorm"
 )
 
 // ErrNotFound is what Config, Templates and Secrets return for a missing key,
@@ -40,6 +41,7 @@ const (
 	KeyAdminPath      = "admin_path"
 	KeyUpstashURL     = "upstash_url" // optional where Upstash is a Fastly backend
 	KeyStoreTimeoutMS = "store_timeout_ms"
+	KeyHSTSMaxAge     = "hsts_max_age"
 
 	SecretUpstashToken  = "upstash_token"
 	SecretSigningKeys   = "signing_keys"
@@ -47,6 +49,9 @@ const (
 
 	DefaultAdminPath    = "/_wr/admin"
 	DefaultStoreTimeout = 1500 * time.Millisecond
+	// MaxHSTSMaxAge is two years, the longest a browser's HSTS preload
+	// list asks for.
+	MaxHSTSMaxAge = 63072000
 )
 
 // Settings is everything the config store says, read once per request
@@ -63,6 +68,9 @@ type Settings struct {
 	// nothing can be decided and every request is refused.
 	Unlinked     *SetupError
 	StoreTimeout time.Duration
+	// HSTSMaxAge (seconds; 0 = off) adds Strict-Transport-Security to
+	// the answers of protected rooms over TLS.
+	HSTSMaxAge int
 	// Rooms are the valid rooms, in the index's order.
 	Rooms []*queue.Room
 	// RoomsBroken is true when the room index or a room definition could
@@ -85,10 +93,10 @@ func LoadSettings(c Config) Settings {
 		return s
 	}
 	if err == nil {
-		if strings.HasPrefix(v, "/") && len(v) > 1 && !strings.ContainsAny(v, " ?#") {
-			s.AdminPath = strings.TrimRight(v, "/")
+		if problem := checkAdminPath(v); problem == "" {
+			s.AdminPath = strings.TrimSuffix(v, "/")
 		} else {
-			s.Problems = append(s.Problems, fmt.Errorf("%s: %q must be a path like /_wr/admin; using %s", KeyAdminPath, v, DefaultAdminPath))
+			s.Problems = append(s.Problems, fmt.Errorf("%s: %q %s; using %s", KeyAdminPath, v, problem, DefaultAdminPath))
 		}
 	} else if !errors.Is(err, ErrNotFound) {
 		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyAdminPath, err))
@@ -107,6 +115,16 @@ func LoadSettings(c Config) Settings {
 		} else {
 			s.StoreTimeout = time.Duration(ms) * time.Millisecond
 		}
+	}
+	if v, err := c.Get(KeyHSTSMaxAge); err == nil {
+		n, perr := strconv.Atoi(v)
+		if perr != nil || n < 0 || n > MaxHSTSMaxAge {
+			s.Problems = append(s.Problems, fmt.Errorf("%s: %q must be a whole number of seconds from 0 (off) to %d; using 0", KeyHSTSMaxAge, v, MaxHSTSMaxAge))
+		} else {
+			s.HSTSMaxAge = n
+		}
+	} else if !errors.Is(err, ErrNotFound) {
+		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyHSTSMaxAge, err))
 	}
 	index, err := c.Get(KeyRooms)
 	if err != nil {
@@ -138,4 +156,30 @@ func LoadSettings(c Config) Settings {
 		s.Rooms = append(s.Rooms, r)
 	}
 	return s
+}
+
+// checkAdminPath says why v cannot be the admin panel's path, or "". The
+// panel answers every path below it, so it must be a real path below "/"
+// ("/" or "//" would make the whole site the panel), in the normal form
+// requests are matched in (no dot segments, no repeated slashes), of
+// A-Z, a-z, 0-9, "-", ".", "_", "~" and "/" only (nothing to escape, no
+// query), and must not hold the departure beacon's path.
+func checkAdminPath(v string) string {
+	p := strings.TrimSuffix(v, "/")
+	if !strings.HasPrefix(p, "/") || len(p) < 2 {
+		return "must be a path below /, like /_wr/admin"
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~/", c) >= 0) {
+			return "may only hold A-Z, a-z, 0-9, -, ., _, ~ and /"
+		}
+	}
+	if n, err := urlnorm.ParsePath(p); err != nil || n.Escaped != p {
+		return "must be in normal form (no empty, . or .. segments)"
+	}
+	if LeavePath == p || strings.HasPrefix(LeavePath, p+"/") {
+		return "must not hold " + LeavePath + ", the departure beacon's path"
+	}
+	return ""
 }

@@ -88,3 +88,62 @@ func TestLoadSettingsUnlinkedStore(t *testing.T) {
 		t.Fatalf("unlinked %v, broken %v, problems %v", s.Unlinked, s.RoomsBroken, s.Problems)
 	}
 }
+
+// TestAdminPathRules: admin_path is a real path below "/" in normal form,
+// of a few plain characters, clear of the beacon; anything else falls
+// back to the default with a problem naming the value and the rule.
+func TestAdminPathRules(t *testing.T) {
+	for v, want := range map[string]string{
+		"/ops":         "/ops",
+		"/ops/":        "/ops",
+		"/_wr/admin":   "/_wr/admin",
+		"/a-b/c.d_e~f": "/a-b/c.d_e~f",
+		"/_wr/ops":     "/_wr/ops",
+		"/":            "",
+		"//":           "",
+		"///":          "",
+		"":             "",
+		"ops":          "",
+		"/ops//x":      "",
+		"/ops/./x":     "",
+		"/ops/../x":    "",
+		"/..":          "",
+		"/ops?x=1":     "",
+		"/ops#x":       "",
+		"/o ps":        "",
+		"/o%70s":       "",
+		"/ops\\x":      "",
+		"/ops\nx":      "",
+		"/ops;x":       "",
+		"/café":        "",
+		"/_wr":         "",
+		"/_wr/leave":   "",
+	} {
+		s := LoadSettings(mapConfig{KeyAdminPath: v})
+		if want != "" {
+			if s.AdminPath != want || len(s.Problems) != 0 {
+				t.Errorf("%q: admin path %q, problems %v; want %q", v, s.AdminPath, s.Problems, want)
+			}
+			continue
+		}
+		if s.AdminPath != DefaultAdminPath || len(s.Problems) != 1 || !strings.Contains(s.Problems[0].Error(), "admin_path: ") ||
+			strings.ContainsAny(s.Problems[0].Error(), "\n\r") {
+			t.Errorf("%q: admin path %q, problems %v; want the default and one problem", v, s.AdminPath, s.Problems)
+		}
+	}
+}
+
+func TestHSTSMaxAge(t *testing.T) {
+	for v, want := range map[string]int{"0": 0, "300": 300, "63072000": 63072000, "-1": -1, "63072001": -1, "1y": -1, "": -1} {
+		s := LoadSettings(mapConfig{KeyHSTSMaxAge: v})
+		switch {
+		case want >= 0 && (s.HSTSMaxAge != want || len(s.Problems) != 0):
+			t.Errorf("%q: %d, problems %v", v, s.HSTSMaxAge, s.Problems)
+		case want < 0 && (s.HSTSMaxAge != 0 || len(s.Problems) != 1 || !strings.Contains(s.Problems[0].Error(), "hsts_max_age")):
+			t.Errorf("%q: %d, problems %v; want 0 and a problem", v, s.HSTSMaxAge, s.Problems)
+		}
+	}
+	if s := LoadSettings(mapConfig{}); s.HSTSMaxAge != 0 {
+		t.Errorf("default %d", s.HSTSMaxAge)
+	}
+}

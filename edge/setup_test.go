@@ -76,7 +76,7 @@ func newSetupCase() *setupCase {
 			KeyRooms: "main", KeyUpstashURL: "https://eu1-real-12345.upstash.io",
 			KeyRoomPrefix + "main": `{"paths":["/"],"bypass_paths":["/static/"],"new_users_per_minute":60,"burst":10}`,
 		},
-		secrets: map[string]string{SecretUpstashToken: "real-token", SecretSigningKeys: testKeys, SecretAdminPassword: "s3cret-pass"},
+		secrets: map[string]string{SecretUpstashToken: "real-token", SecretSigningKeys: testKeys, SecretAdminPassword: "s3cret-pass-of-16+"},
 	}
 	c.svc = Service{Templates: noTemplates{}, Origin: failingOrigin{errors.New("connection refused")},
 		UpstashViaBackend: true, Now: time.Unix(1_700_000_000, 0),

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/edgequeue/waitingroom/store"
+	"github.com/edgequeue/waitingroom/urlnorm"
 )
 
 // ErrInvalidRoom is wrapped by every error ParseRoom returns, so a caller
@@ -20,13 +23,20 @@ var ErrInvalidRoom = errors.New("invalid room")
 type Room struct {
 	// Name identifies the room in store keys, cookies and the admin panel.
 	Name string `json:"-"`
-	// Hosts the room applies to; empty means every host.
+	// Hosts the room applies to; empty means every host. ParseRoom
+	// keeps them in urlnorm.Host's form (lower case, no trailing dot).
 	Hosts []string `json:"hosts"`
-	// Paths are the URL path prefixes the room protects.
+	// Paths are the URL path prefixes the room protects, compared with
+	// the normalised, decoded path (urlnorm.Path).
 	Paths []string `json:"paths"`
 	// BypassPaths are path prefixes inside Paths that never wait (assets,
 	// health checks): a visitor's page should not queue its own stylesheet.
 	BypassPaths []string `json:"bypass_paths"`
+	// CaseInsensitivePaths makes Paths and BypassPaths match whatever the
+	// case, for an origin that ignores case (IIS, a case-insensitive file
+	// system): there "/TICKETS/" is "/tickets/", and a case-sensitive
+	// rule would let it past the line.
+	CaseInsensitivePaths bool `json:"case_insensitive_paths"`
 	// Mode is how the room treats newcomers: Fifo, Random, Passthrough or
 	// Reject.
 	Mode Mode `json:"mode"`
@@ -187,21 +197,26 @@ func (r *Room) applyDefaults() {
 
 func (r *Room) validate() error {
 	for i, h := range r.Hosts {
-		if h == "" || strings.ContainsAny(h, "/ \t") {
-			return fmt.Errorf("hosts[%d]: %q is not a host name", i, h)
+		n, err := urlnorm.Host(h)
+		if err != nil {
+			return fmt.Errorf("hosts[%d]: %v", i, err)
 		}
+		if n != strings.TrimSuffix(strings.ToLower(h), ".") {
+			return fmt.Errorf("hosts[%d]: %q must be a host name without a port (a room applies to every port)", i, h)
+		}
+		r.Hosts[i] = n
 	}
 	if len(r.Paths) == 0 {
 		return errors.New(`paths: at least one path prefix is required (use ["/"] for the whole site)`)
 	}
 	for i, p := range r.Paths {
-		if !strings.HasPrefix(p, "/") {
-			return fmt.Errorf("paths[%d]: %q must start with /", i, p)
+		if err := checkPrefix(p); err != nil {
+			return fmt.Errorf("paths[%d]: %q %v", i, p, err)
 		}
 	}
 	for i, p := range r.BypassPaths {
-		if !strings.HasPrefix(p, "/") {
-			return fmt.Errorf("bypass_paths[%d]: %q must start with /", i, p)
+		if err := checkPrefix(p); err != nil {
+			return fmt.Errorf("bypass_paths[%d]: %q %v", i, p, err)
 		}
 	}
 	switch r.Mode {
@@ -271,6 +286,25 @@ func (r *Room) validate() error {
 	return nil
 }
 
+// checkPrefix refuses a path prefix that no normalised path can start
+// with, so a rule that could never match is an error, not a silent hole.
+func checkPrefix(p string) error {
+	if !strings.HasPrefix(p, "/") {
+		return errors.New("must start with /")
+	}
+	n, err := urlnorm.ParsePath(p)
+	var bad *urlnorm.Error
+	switch {
+	case errors.As(err, &bad):
+		return errors.New(bad.Problem)
+	case err != nil:
+		return err
+	case n.Literal != p:
+		return fmt.Errorf("never matches: requests are matched in normal form; write %q", n.Literal)
+	}
+	return nil
+}
+
 // checkName keeps room names safe to embed in store keys, cookie names
 // and URLs without escaping.
 func checkName(name string) error {
@@ -298,18 +332,32 @@ func checkToken(s string) error {
 }
 
 // Protects reports whether a request for host and path belongs to the room.
+// path is a reading of a normalised path (urlnorm.Path).
 func (r *Room) Protects(host, path string) bool {
-	return r.Serves(host) && hasAnyPrefix(path, r.Paths)
+	return r.Serves(host) && r.hasAnyPrefix(path, r.Paths)
 }
 
-// Serves reports whether the room applies to host at all.
+// Serves reports whether the room applies to host (a Host header, in any
+// form urlnorm.Host accepts; a host it refuses is in no room's hosts).
 func (r *Room) Serves(host string) bool {
-	return len(r.Hosts) == 0 || hostIn(host, r.Hosts)
+	if len(r.Hosts) == 0 {
+		return true
+	}
+	h, err := urlnorm.Host(host)
+	if err != nil {
+		return false
+	}
+	for _, name := range r.Hosts {
+		if name == h {
+			return true
+		}
+	}
+	return false
 }
 
 // Bypasses reports whether path is exempt from the line.
 func (r *Room) Bypasses(path string) bool {
-	return hasAnyPrefix(path, r.BypassPaths)
+	return r.hasAnyPrefix(path, r.BypassPaths)
 }
 
 // Policy is the admission policy the store enforces for this room.
@@ -369,22 +417,54 @@ func Match(rooms []*Room, host, path string) *Room {
 	return nil
 }
 
-func hostIn(host string, hosts []string) bool {
-	host = strings.ToLower(host)
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") {
-		host = host[:i]
+// Judge decides which room's line a request for host is in. readings are
+// the ways origins may read its path (urlnorm.Path's Literal and Loose),
+// and the request is protected when any of them falls in a room and is
+// not bypassed there: a request the rules judge under one reading cannot
+// walk around the line under another. When none is protected, room is the
+// room whose bypass the first reading matched, or nil.
+func Judge(rooms []*Room, host string, readings ...string) (room *Room, protected bool) {
+	for _, p := range readings {
+		if r := Match(rooms, host, p); r != nil && !r.Bypasses(p) {
+			return r, true
+		}
 	}
-	for _, h := range hosts {
-		if strings.EqualFold(h, host) {
+	if len(readings) == 0 {
+		return nil, false
+	}
+	return Match(rooms, host, readings[0]), false
+}
+
+func (r *Room) hasAnyPrefix(path string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(path, p) || r.CaseInsensitivePaths && hasPrefixFold(path, p) {
 			return true
 		}
 	}
 	return false
 }
 
-func hasAnyPrefix(path string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(path, p) {
+// hasPrefixFold reports whether s begins with prefix under Unicode case
+// folding, rune by rune (a folded rune may differ in length: K and the
+// Kelvin sign).
+func hasPrefixFold(s, prefix string) bool {
+	for _, pr := range prefix {
+		sr, n := utf8.DecodeRuneInString(s)
+		if n == 0 || !sameFold(sr, pr) {
+			return false
+		}
+		s = s[n:]
+	}
+	return true
+}
+
+// sameFold reports whether a and b are one letter in another case.
+func sameFold(a, b rune) bool {
+	if a == b {
+		return true
+	}
+	for f := unicode.SimpleFold(a); f != a; f = unicode.SimpleFold(f) {
+		if f == b {
 			return true
 		}
 	}

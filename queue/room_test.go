@@ -12,7 +12,7 @@ func TestParseRoom(t *testing.T) {
 		name, json, wantErr string
 	}{
 		{"minimal", `{"paths":["/"],"new_users_per_minute":10}`, ""},
-		{"full", `{"hosts":["a.test"],"paths":["/x/"],"bypass_paths":["/x/static/"],"new_users_per_minute":10,"burst":5,
+		{"full", `{"hosts":["a.test","B.test."],"case_insensitive_paths":true,"paths":["/x/"],"bypass_paths":["/x/static/"],"new_users_per_minute":10,"burst":5,
 			"refresh_seconds":5,"queue_timeout":600,"session_duration":120,"inactivity_timeout":60,"claim_window":20,"max_active_users":100,
 			"mode":"fifo","on_store_error":"open","cookie_name":"q","queue_status_code":429,"template":"t.html"}`, ""},
 		{"capacity only", `{"paths":["/"],"max_active_users":50}`, ""},
@@ -32,6 +32,13 @@ func TestParseRoom(t *testing.T) {
 		{"relative path", `{"paths":["x"],"new_users_per_minute":1}`, `paths[0]: "x" must start with /`},
 		{"relative bypass", `{"paths":["/"],"bypass_paths":["s"],"new_users_per_minute":1}`, "bypass_paths[0]"},
 		{"bad host", `{"hosts":["a b"],"paths":["/"],"new_users_per_minute":1}`, "hosts[0]"},
+		{"host with a port", `{"hosts":["a.test:8080"],"paths":["/"],"new_users_per_minute":1}`, "without a port"},
+		{"empty host", `{"hosts":[""],"paths":["/"],"new_users_per_minute":1}`, "hosts[0]"},
+		{"path with dot segments", `{"paths":["/a/../b/"],"new_users_per_minute":1}`, `paths[0]: "/a/../b/" never matches`},
+		{"path with repeated slashes", `{"paths":["//tickets/"],"new_users_per_minute":1}`, `write "/tickets/"`},
+		{"bypass with an encoded unreserved character", `{"paths":["/"],"bypass_paths":["/%73tatic/"],"new_users_per_minute":1}`, `write "/static/"`},
+		{"bypass with a bad escape", `{"paths":["/"],"bypass_paths":["/s%zz/"],"new_users_per_minute":1}`, "invalid percent escape"},
+		{"case_insensitive_paths not a bool", `{"paths":["/"],"new_users_per_minute":1,"case_insensitive_paths":"yes"}`, "case_insensitive_paths"},
 		{"no rate and no capacity", `{"paths":["/"]}`, "set at least one"},
 		{"negative rate", `{"paths":["/"],"new_users_per_minute":-5}`, "new_users_per_minute"},
 		{"negative burst", `{"paths":["/"],"new_users_per_minute":1,"burst":-1}`, "burst: must be between"},
@@ -99,11 +106,15 @@ func TestMatch(t *testing.T) {
 	}{
 		{"shop.test", "/", "shop", false},
 		{"SHOP.test:443", "/cart", "shop", false},
+		{"shop.test.", "/cart", "shop", false},
 		{"shop.test", "/static/a.css", "shop", true},
+		{"shop.test", "/STATIC/a.css", "shop", false},
 		{"shop.test", "/event/1", "event", false},
 		{"other.test", "/event/1", "event", false},
 		{"other.test", "/", "", false},
 		{"[::1]:80", "/", "", false},
+		{"shop test", "/", "", false},
+		{"", "/", "", false},
 	}
 	for _, tc := range tests {
 		r := Match(rooms, tc.host, tc.path)
@@ -117,6 +128,100 @@ func TestMatch(t *testing.T) {
 		if r != nil && r.Bypasses(tc.path) != tc.bypass {
 			t.Errorf("Bypasses(%q) = %v", tc.path, !tc.bypass)
 		}
+	}
+}
+
+// TestParsedHostsMatch: a room's hosts are kept in normal form, so any
+// spelling of the host in a request matches.
+func TestParsedHostsMatch(t *testing.T) {
+	r, err := ParseRoom("shop", []byte(`{"hosts":["Shop.Example.COM."],"paths":["/"],"new_users_per_minute":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"shop.example.com", "SHOP.example.com", "shop.example.com.", "shop.example.com:443", "shop.example.com:8080"} {
+		if !r.Serves(h) {
+			t.Errorf("Serves(%q) = false", h)
+		}
+	}
+	for _, h := range []string{"example.com", "shop.example.com.evil.test", "", "shop.example.com\x00"} {
+		if r.Serves(h) {
+			t.Errorf("Serves(%q) = true", h)
+		}
+	}
+}
+
+// TestCaseInsensitivePaths: with case_insensitive_paths, rooms and bypass
+// rules match any case (Unicode folding, rune by rune); without, only the
+// case written.
+func TestCaseInsensitivePaths(t *testing.T) {
+	room := func(fold bool) *Room {
+		return &Room{Name: "t", Paths: []string{"/tickets/", "/kiosk/", "/café/"}, BypassPaths: []string{"/tickets/static/"}, CaseInsensitivePaths: fold}
+	}
+	tests := []struct {
+		path                    string
+		protects, bypass, folds bool
+	}{
+		{"/tickets/buy", true, false, false},
+		{"/TICKETS/buy", false, false, true},
+		{"/Tickets/Static/a.css", false, false, true},
+		{"/tickets/STATIC/a.css", true, false, false},
+		{"/\u212Aiosk/", false, false, true}, // the Kelvin sign folds to k
+		{"/CAFÉ/menu", false, false, true},
+		{"/ticket", false, false, false},
+		{"/tickets", false, false, false},
+	}
+	for _, tc := range tests {
+		for _, fold := range []bool{false, true} {
+			r := room(fold)
+			wantProtects := tc.protects || fold && tc.folds
+			if got := r.Protects("any.test", tc.path); got != wantProtects {
+				t.Errorf("fold %v: Protects(%q) = %v", fold, tc.path, got)
+			}
+		}
+	}
+	r := room(true)
+	if !r.Bypasses("/TICKETS/STATIC/a.css") || room(false).Bypasses("/TICKETS/STATIC/a.css") {
+		t.Error("bypass rules fold only with case_insensitive_paths")
+	}
+}
+
+// TestJudge: a request is protected when any reading of its path is in a
+// room's line; when none is, the room is the one whose bypass the first
+// reading matched.
+func TestJudge(t *testing.T) {
+	shop := &Room{Name: "shop", Paths: []string{"/"}, BypassPaths: []string{"/static/"}}
+	tickets := &Room{Name: "tickets", Hosts: []string{"t.test"}, Paths: []string{"/tickets/"}}
+	rooms := []*Room{tickets, shop}
+	tests := []struct {
+		host      string
+		readings  []string
+		room      string
+		protected bool
+	}{
+		{"shop.test", []string{"/checkout", "/checkout"}, "shop", true},
+		{"shop.test", []string{"/static/a.css", "/static/a.css"}, "shop", false},
+		{"shop.test", []string{"/static/..%2Fcheckout", "/checkout"}, "shop", true},
+		{"shop.test", []string{"/static/x%2F..%2F..%2Fcheckout", "/checkout"}, "shop", true},
+		{"t.test", []string{"/tickets;x/buy", "/tickets/buy"}, "shop", true}, // the first reading's room
+		{"t.test", []string{"/static/a", "/static/a"}, "shop", false},
+		{"other.test", []string{"/tickets/buy"}, "shop", true},
+		{"other.test", nil, "", false},
+	}
+	for _, tc := range tests {
+		r, protected := Judge(rooms, tc.host, tc.readings...)
+		got := ""
+		if r != nil {
+			got = r.Name
+		}
+		if got != tc.room || protected != tc.protected {
+			t.Errorf("Judge(%q, %q) = %q, %v; want %q, %v", tc.host, tc.readings, got, protected, tc.room, tc.protected)
+		}
+	}
+	if r, protected := Judge([]*Room{tickets}, "t.test", "/about", "/about"); r != nil || protected {
+		t.Errorf("a path in no room: %v, %v", r, protected)
+	}
+	if r, protected := Judge([]*Room{tickets}, "t.test", "/tickets;x/buy", "/tickets/buy"); r != tickets || !protected {
+		t.Errorf("only the loose reading is in a room: %v, %v", r, protected)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -46,6 +47,11 @@ type Options struct {
 	MemoryLimitMiB uint32
 	// Log receives the host's and the guest's log lines; default log.Default().
 	Log *log.Logger
+	// Clock is the host's time for what outlives an instance: Edge Rate
+	// Limiting's counters and penalty boxes, and the time to live of KV
+	// items. Default time.Now; a test passes its own to let minutes pass
+	// at once. The guest's own clock (WASI) is always the real one.
+	Clock func() time.Time
 }
 
 // Host serves HTTP by running the guest once per request.
@@ -78,7 +84,8 @@ type Host struct {
 	measuresCPU bool
 
 	sharedMu sync.Mutex
-	shared   map[string]any // see shared in handles.go
+	shared   map[string]any   // see shared in handles.go
+	clock    func() time.Time // Options.Clock
 }
 
 type stateKey struct{}
@@ -94,6 +101,9 @@ func New(ctx context.Context, wasm []byte, m *Manifest, o Options) (*Host, error
 	if o.Log == nil {
 		o.Log = log.Default()
 	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
 	cfg := wazero.NewRuntimeConfig().
 		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(o.MemoryLimitMiB * 16) // 64 KiB pages
@@ -108,7 +118,7 @@ func New(ctx context.Context, wasm []byte, m *Manifest, o Options) (*Host, error
 		o.Log.Printf("fastlyhost: %s is accepted, as Viceroy accepts it, but not implemented here", setting)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
-	h := &Host{rt: rt, manifest: m, log: o.Log, timeout: o.Timeout, closing: make(chan struct{}),
+	h := &Host{rt: rt, manifest: m, log: o.Log, timeout: o.Timeout, closing: make(chan struct{}), clock: o.Clock,
 		client: &http.Client{
 			Transport:     &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: false},
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -197,13 +207,37 @@ func (h *Host) logf(format string, args ...any) { h.log.Printf(format, args...) 
 
 // ServeHTTP serves the request with a sandbox waiting for one, or with a
 // fresh instance.
+//
+// A request whose target cannot be made the URL the guest reads is
+// answered 400 here and never reaches the guest (see readableTarget).
 func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := readableTarget(r); err != nil {
+		h.logf("%q %q (Host %q): refused: the target cannot be made a URL: %v", r.Method, r.RequestURI, r.Host, err)
+		http.Error(w, "fastlyhost: the request target cannot be made a URL", http.StatusBadRequest)
+		return
+	}
 	d := newDownstream(w, r, h.requests.Add(1)-1)
 	if !h.handOff(d) {
 		h.spawn(d)
 	}
 	<-d.released
 	h.answer(d)
+}
+
+// readableTarget checks that r names a resource the guest can read as a
+// URL: its target is a path or an absolute URL (not OPTIONS's * nor
+// CONNECT's authority), and the URI the guest gets, after the Host, parses
+// as the SDK parses it (fsthttp uses url.ParseRequestURI, and panics when
+// it fails). net/http accepts a Host such as "a%zz" or "exa[mple", and an
+// absolute target whose host has a zone without its %25, that fail there.
+// Viceroy too refuses a request it cannot make a URI of before the guest
+// runs (prepare_request in src/downstream.rs).
+func readableTarget(r *http.Request) error {
+	if !strings.HasPrefix(r.RequestURI, "/") && !r.URL.IsAbs() {
+		return errors.New("the target is neither a path nor an absolute URL")
+	}
+	_, err := url.ParseRequestURI(guestURI(r))
+	return err
 }
 
 // Run runs the module once as a WASI command, as `viceroy run` does (its

@@ -41,6 +41,59 @@ func mustBuildGuest(t *testing.T, name string) []byte {
 	return wasm
 }
 
+// buildTinyGoGuest builds testdata/<name> with TinyGo, through
+// tools/build-wasm run-tinygo (which runs it with the Go it needs), in a
+// scratch module that requires the tools module's SDK: TinyGo before 0.37
+// compiles against Go 1.23, older than the tools module's. Where no usable
+// TinyGo is installed it skips the test, unless REQUIRE_TINYGO is set (as
+// in CI).
+func buildTinyGoGuest(t *testing.T, name string) []byte {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join("..", "build-wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why, err := exec.Command(script, "check-tinygo").CombinedOutput(); err != nil {
+		if os.Getenv("REQUIRE_TINYGO") != "" {
+			t.Fatalf("TinyGo is required here: %s", why)
+		}
+		t.Skipf("no TinyGo build of testdata/%s: %s", name, bytes.TrimSpace(why))
+	}
+	// The scratch module's go line is the SDK's, which a module requiring
+	// it must have at least.
+	sdk, err := exec.Command("go", "list", "-m", "-f", "{{.Version}} {{.GoVersion}}", "github.com/fastly/compute-sdk-go").Output()
+	version, goVersion, found := strings.Cut(strings.TrimSpace(string(sdk)), " ")
+	if err != nil || !found {
+		t.Fatalf("the SDK's version: %q, %v", sdk, err)
+	}
+	dir := t.TempDir()
+	files := map[string][]byte{"go.mod": []byte("module " + name + "\n\ngo " + goVersion + "\n\nrequire github.com/fastly/compute-sdk-go " + version + "\n")}
+	sources, _ := filepath.Glob(filepath.Join("testdata", name, "*.go"))
+	for _, src := range append(sources, filepath.Join("..", "go.sum")) {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[filepath.Base(src)] = b
+	}
+	for file, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, file), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, name+".wasm")
+	cmd := exec.Command(script, "run-tinygo", "build", "-target=wasip1", "-no-debug", "-o", out, ".")
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("TinyGo build of testdata/%s: %v\n%s", name, err, b)
+	}
+	wasm, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wasm
+}
+
 // guestWasm builds testdata/guest once for the package's tests.
 var guestWasm = sync.OnceValues(func() ([]byte, error) { return buildGuest("guest") })
 
@@ -111,8 +164,16 @@ func startGuestWith(t *testing.T, timeout time.Duration, adjust func(*Manifest))
 // manifest and timeout per instance, and returns the host's log.
 func serveHost(t *testing.T, wasm []byte, m *Manifest, timeout time.Duration) (*httptest.Server, *syncBuffer) {
 	t.Helper()
+	return serveHostWith(t, wasm, m, Options{Timeout: timeout})
+}
+
+// serveHostWith is serveHost with the host's options o, whose log and
+// compilation cache it sets.
+func serveHostWith(t *testing.T, wasm []byte, m *Manifest, o Options) (*httptest.Server, *syncBuffer) {
+	t.Helper()
 	logs := &syncBuffer{}
-	h, err := New(context.Background(), wasm, m, Options{Timeout: timeout, Log: log.New(logs, "", 0), CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache")})
+	o.Log, o.CacheDir = log.New(logs, "", 0), filepath.Join(os.TempDir(), "fastlyhost-test-cache")
+	h, err := New(context.Background(), wasm, m, o)
 	if err != nil {
 		t.Fatal(err)
 	}

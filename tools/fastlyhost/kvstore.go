@@ -84,6 +84,7 @@ func (v *kvValue) expired(now time.Time) bool {
 
 // kvStores are a host's KV stores, safe for concurrent instances.
 type kvStores struct {
+	now    func() time.Time // the host's clock
 	mu     sync.Mutex
 	stores map[string]map[string]*kvValue
 	// lastGeneration keeps generations distinct when the clock does not
@@ -95,7 +96,7 @@ type kvStores struct {
 // as Viceroy seeds them at start-up with overwriting inserts.
 func kvStoresOf(h *Host) *kvStores {
 	return shared(h, "kv_store", func() *kvStores {
-		kv := &kvStores{stores: map[string]map[string]*kvValue{}}
+		kv := &kvStores{now: h.clock, stores: map[string]map[string]*kvValue{}}
 		for name, items := range h.manifest.KVStores {
 			store := map[string]*kvValue{}
 			for key, e := range items {
@@ -111,7 +112,7 @@ func kvStoresOf(h *Host) *kvStores {
 // kept increasing. Viceroy skips 1337, which its tests use as a generation
 // no item has; so does the host. The caller holds mu, or owns kv alone.
 func (kv *kvStores) nextGeneration() uint64 {
-	g := max(uint64(time.Now().UnixNano()), kv.lastGeneration+1)
+	g := max(uint64(kv.now().UnixNano()), kv.lastGeneration+1)
 	if g == 1337 {
 		g = 1338
 	}
@@ -133,7 +134,7 @@ func (kv *kvStores) live(store, key string, now time.Time) *kvValue {
 func (kv *kvStores) lookup(store, key string) *kvValue {
 	kv.mu.Lock()
 	defer kv.mu.Unlock()
-	v := kv.live(store, key, time.Now())
+	v := kv.live(store, key, kv.now())
 	if v == nil {
 		return nil
 	}
@@ -156,7 +157,7 @@ type kvInsert struct {
 func (kv *kvStores) insert(store, key string, value []byte, o kvInsert) uint32 {
 	kv.mu.Lock()
 	defer kv.mu.Unlock()
-	now := time.Now()
+	now := kv.now()
 	old := kv.live(store, key, now)
 	if o.hasIfGeneration && old != nil && old.generation != o.ifGeneration {
 		return kvPreconditionFailed
@@ -212,7 +213,7 @@ func (kv *kvStores) list(store string, cursor, prefix *string, limit uint32) (bo
 		after = string(raw)
 	}
 	kv.mu.Lock()
-	now := time.Now()
+	now := kv.now()
 	keys := []string{}
 	for key := range kv.stores[store] {
 		if kv.live(store, key, now) == nil {

@@ -71,11 +71,16 @@ func newDownstream(w http.ResponseWriter, r *http.Request, id uint64) *downstrea
 	return d
 }
 
-// guestRequest is the request as the guest sees it: the target as the client
-// sent it, not re-encoded from r.URL, as Viceroy's prepare_request
-// (src/downstream.rs) keeps it.
+// guestRequest is the request as the guest sees it.
 func (d *downstream) guestRequest() *request {
-	return &request{method: d.r.Method, uri: "http://" + d.r.Host + pathAndQuery(d.r.RequestURI), header: d.header.Clone()}
+	return &request{method: d.r.Method, uri: guestURI(d.r), header: d.header.Clone()}
+}
+
+// guestURI is the URI the guest reads for r: the target as the client sent
+// it, not re-encoded from r.URL, after the Host, as Viceroy's
+// prepare_request (src/downstream.rs) builds it.
+func guestURI(r *http.Request) string {
+	return "http://" + r.Host + pathAndQuery(r.RequestURI)
 }
 
 // waiter is a sandbox's standing promise to take a request (an entry of

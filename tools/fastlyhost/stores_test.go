@@ -110,7 +110,7 @@ func TestKVWritesFromConcurrentInstances(t *testing.T) {
 // next_cursor while keys remain; a limit of 0 over keys is refused, where
 // Viceroy panics.
 func TestKVListBody(t *testing.T) {
-	kv := &kvStores{stores: map[string]map[string]*kvValue{"s": {}}}
+	kv := &kvStores{now: time.Now, stores: map[string]map[string]*kvValue{"s": {}}}
 	for _, k := range []string{"key3", "insert_key", "key1", "key2", "a<&>"} {
 		kv.insert("s", k, []byte("v"), kvInsert{})
 	}
@@ -148,7 +148,7 @@ func TestKVListBody(t *testing.T) {
 // for lookups, lists and generation checks, and that a time to live of 0
 // ends the item at once, as in Viceroy.
 func TestKVTimeToLive(t *testing.T) {
-	kv := &kvStores{stores: map[string]map[string]*kvValue{"s": {}}}
+	kv := &kvStores{now: time.Now, stores: map[string]map[string]*kvValue{"s": {}}}
 	kv.insert("s", "now", []byte("v"), kvInsert{hasTTL: true})
 	kv.insert("s", "later", []byte("v"), kvInsert{hasTTL: true, ttl: time.Hour})
 	if kv.lookup("s", "now") != nil || kv.lookup("s", "later") == nil {

@@ -28,7 +28,7 @@ var (
 	testKey     = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
 	otherKey    = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 32))
 	testKeySet  = "k1:" + testKey
-	adminPass   = "correct horse"
+	adminPass   = "correct horse battery staple"
 	shopRoom    = `{"hosts":["shop.test"],"paths":["/"],"bypass_paths":["/static/"],"new_users_per_minute":60,"burst":1,"refresh_seconds":10}`
 	eventRoom   = `{"paths":["/event/"],"new_users_per_minute":1,"burst":1,"cookie_name":"ev"}`
 	cookieShop  = "wr_shop"
@@ -165,7 +165,8 @@ func (e *env) storeCalls() int {
 	return n
 }
 
-const shop = "http://shop.test"
+// shop is served over TLS: a protected room redirects plain HTTP to https.
+const shop = "https://shop.test"
 
 func TestVisitorJourney(t *testing.T) {
 	e := newEnv(t)
@@ -555,7 +556,7 @@ func TestOriginDown(t *testing.T) {
 	e := newEnv(t)
 	e.origin, _ = url.Parse("http://127.0.0.1:1")
 	w := e.get("http://other.test/")
-	if w.Code != http.StatusBadGateway || !logged(e.logs, "origin: GET /") {
+	if w.Code != http.StatusBadGateway || !logged(e.logs, `origin: "GET" "/"`) {
 		t.Fatalf("origin down: %d %s %q", w.Code, w.Body, e.logs)
 	}
 }
