@@ -101,9 +101,7 @@ func (c *setupCase) get(t *testing.T, path string) *fsttest.ResponseRecorder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := fsttest.NewRecorder()
-	svc.ServeHTTP(context.Background(), w, r)
-	return w
+	return browse(&svc, r)
 }
 
 // setupLines returns the log lines that say what to set.

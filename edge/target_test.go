@@ -90,10 +90,8 @@ func hostileRequest(t *testing.T, method, scheme, host, target string) *fsthttp.
 
 func (c *targetCase) do(t *testing.T, r *fsthttp.Request) *fsttest.ResponseRecorder {
 	t.Helper()
-	w := fsttest.NewRecorder()
 	svc := c.svc
-	svc.ServeHTTP(context.Background(), w, r)
-	return w
+	return browse(&svc, r)
 }
 
 // TestHostileTargets: each request is queued (it reached the line: the

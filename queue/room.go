@@ -373,6 +373,7 @@ func (r *Room) Policy() store.Policy {
 		SessionTTL:   seconds(r.InactivityTimeout),
 		QueueTimeout: seconds(r.QueueTimeout),
 		CatchUp:      seconds(r.RefreshSeconds),
+		Heartbeat:    r.Heartbeat(),
 	}
 }
 

@@ -19,7 +19,8 @@
 --       (a ticket, or n for admit), arrival id (join), epoch of the ticket
 --       or session (poll, renew, end), random window (ms; 0 = first come,
 --       first served), a random key for a new line (an existing line keeps
---       the key it was created with), catch-up (ms), usable until (ms, end)
+--       the key it was created with), catch-up (ms), usable until (ms, end),
+--       heartbeat (ms: how long a session pass admits without asking)
 -- ops: join | poll | renew | end | admit | pause | resume | queue_all | stats
 -- Every argument is checked before anything is written: a bad one, or an
 -- unknown op, is an error and changes nothing.
@@ -75,8 +76,8 @@ end
 local ops = { join = true, poll = true, renew = true, ['end'] = true, admit = true,
   pause = true, resume = true, queue_all = true, stats = true }
 local op = ARGV[1]
-if #ARGV ~= 15 then
-  return redis.error_reply('ERR line: want 15 arguments, got ' .. #ARGV)
+if #ARGV ~= 16 then
+  return redis.error_reply('ERR line: want 16 arguments, got ' .. #ARGV)
 end
 if not ops[op] then
   return redis.error_reply('ERR line: unknown op ' .. string.format('%q', string.sub(op, 1, 40)))
@@ -95,8 +96,9 @@ local window_ms = number(12, 0, MAX_INT, true)
 local random_key = ARGV[13]
 local catchup_ms = number(14, 0, MAX_INT, true)
 local usable_until = number(15, 0, MAX_INT, true)
+local heartbeat_ms = number(16, 0, MAX_INT, true)
 if not (now and rate and burst and capacity and claim_ms and session_ms and queue_ms and arg
-    and ticket_epoch and window_ms and catchup_ms and usable_until) then
+    and ticket_epoch and window_ms and catchup_ms and usable_until and heartbeat_ms) then
   return redis.error_reply('ERR line: bad arguments')
 end
 if op == 'join' and (#arrival < 1 or #arrival > 128) then
@@ -375,13 +377,16 @@ elseif op == 'renew' then
     end
   end
 elseif op == 'end' then
-  -- Never renewed again; the place is held while the holder's pass may
-  -- still admit without asking (until usable_until), then freed.
+  -- Never renewed again; the place is held while a pass of it may still
+  -- admit without asking, then freed: the ending pass's usable_until, or,
+  -- when another tab holds the pass of a later renewal (expiry less the
+  -- ttl), that renewal plus a heartbeat.
   if ticket_epoch == epoch and arg >= 1 and arg <= issued then
     redis.call('ZADD', ended, lt + session_ms, arg)
     local expiry = tonumber(redis.call('ZSCORE', sessions, arg))
     if expiry then
-      local hold = lt + math.min(usable_until - now, session_ms)
+      local left = math.max(usable_until - now, expiry - session_ms + heartbeat_ms - lt)
+      local hold = lt + math.min(left, session_ms)
       if hold <= lt then
         redis.call('ZREM', sessions, arg)
       elseif hold < expiry then

@@ -76,6 +76,10 @@ type Policy struct {
 	// after a quiet spell (one refresh of the queue page): a room nobody
 	// called for ten minutes must not call ten minutes of visitors at once.
 	CatchUp time.Duration
+	// Heartbeat is how long a session pass admits without asking the
+	// store; End holds an ended session's place that long after its last
+	// renewal, so no copy of its pass makes capacity overshoot.
+	Heartbeat time.Duration
 }
 
 // Line is a room's state after an operation.

@@ -226,7 +226,8 @@ func (u *Upstash) run(ctx context.Context, room string, p Policy, c call, now ti
 		ms(p.RandomWindow),
 		u.RandomKey,
 		ms(p.CatchUp),
-		strconv.FormatInt(c.until, 10))
+		strconv.FormatInt(c.until, 10),
+		ms(p.Heartbeat))
 	reply, err := u.command(ctx, append([]string{"EVALSHA", scriptSHA()}, args...))
 	if errors.Is(err, errNoScript) {
 		// Scripts are cached only until the database restarts or flushes

@@ -77,7 +77,7 @@ func TestUpstashProtocol(t *testing.T) {
 				}
 				want := []string{"7", "wr:{shop}:line", "wr:{shop}:sessions", "wr:{shop}:called", "wr:{shop}:waiting",
 					"wr:{shop}:arrivals", "wr:{shop}:ended", "wr:{shop}:windows",
-					"join", "1700000000123", "60", "2", "9", "30000", "60000", "900000", "0", "arrival", "0", "0", "", "20000", "0"}
+					"join", "1700000000123", "60", "2", "9", "30000", "60000", "900000", "0", "arrival", "0", "0", "", "20000", "0", "0"}
 				if len(c) != 2+len(want) {
 					t.Fatalf("command %q has %d arguments, want %d", c, len(c)-2, len(want))
 				}
