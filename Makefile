@@ -4,7 +4,8 @@
 #   make test    every test: edge module (this Go, Go 1.23, TinyGo), tools module, end to end on both wasm builds
 #   make serve   the waiting room locally (see README.md)
 #   make conformance  the Fastly Go SDK's own test suites against the local host; rewrites README.md's table
-#   make bench   the benchmark: writes BENCHMARKS.md and docs/flashcrowd.svg (make bench-large: 1,000,000 visitors)
+#   make bench   the benchmark: writes BENCHMARKS.md and docs/flashcrowd.svg (make bench-large: 1,000,000 visitors;
+#                make bench-floods: only the bot floods, rewritten in place in BENCHMARKS.md)
 
 SHELL := /bin/bash
 TOOLCHAIN ?= auto
@@ -19,7 +20,7 @@ TINYGO_TEST := PATH="$(CURDIR)/bin:$$PATH" tools/build-wasm run-tinygo test -tar
 # Set in CI: a machine that should have TinyGo fails instead of skipping its leg.
 REQUIRE_TINYGO ?=
 
-.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet serve bench bench-large bench-host clean
+.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet serve bench bench-large bench-floods bench-host clean
 
 build: bin/main.wasm
 
@@ -126,6 +127,11 @@ bench:
 
 bench-large:
 	$(MAKE) bench BENCH_COMMAND="make bench-large" BENCH_FLAGS=-large BENCH_OUT=BENCHMARKS-large.md BENCH_PLOT=docs/flashcrowd-large.svg
+
+# Only the bot floods of BENCHMARKS.md (the simulator, with the edge before and
+# after the armour of issue 10): played again and their section rewritten in place.
+bench-floods:
+	cd tools && go run ./cmd/bench -floods-only -out ../$(BENCH_OUT) -command "make bench-floods"
 
 # Per-request time of the real wasm in the local host (p50/p99 over 1,000 requests each).
 bench-host: build

@@ -78,6 +78,14 @@ func ParsePath(wire string) (Path, error) {
 	if wire[0] != '/' {
 		return Path{}, &Error{"path", wire, "does not start with /"}
 	}
+	if plain(wire) {
+		return Path{Escaped: wire, Literal: wire, Loose: wire}, nil
+	}
+	return parse(wire)
+}
+
+// parse is ParsePath for a path that starts with "/" and is not plain.
+func parse(wire string) (Path, error) {
 	var b strings.Builder
 	b.Grow(len(wire))
 	for i := 0; i < len(wire); i++ {
@@ -262,6 +270,22 @@ func checkName(h string) string {
 		}
 	}
 	return ""
+}
+
+// plain reports whether path is its own normal form in every reading, as
+// most paths are: no escape, backslash or parameter, no empty or dot
+// segment, nothing to escape. It costs one pass and no allocation.
+func plain(path string) bool {
+	for i := 1; i < len(path); i++ {
+		c := path[i]
+		switch {
+		case c == '/' && path[i-1] == '/', c == '.' && path[i-1] == '/', c == ';':
+			return false
+		case c != '/' && !pathChar(c):
+			return false
+		}
+	}
+	return true
 }
 
 // resolve turns a path that starts with "/" into its normal form: empty,

@@ -217,6 +217,11 @@ func FuzzParsePath(f *testing.F) {
 		if err != nil {
 			return
 		}
+		if wire != "" && plain(wire) {
+			if slow, err := parse(wire); err != nil || slow != p {
+				t.Fatalf("%q: plain %+v, parsed %+v, %v", wire, p, slow, err)
+			}
+		}
 		again, err := ParsePath(p.Escaped)
 		if err != nil || again != p {
 			t.Fatalf("%q: %+v is not a fixed point: %+v, %v", wire, p, again, err)
@@ -232,4 +237,21 @@ func FuzzParsePath(f *testing.F) {
 			t.Fatalf("%q: sent as %q, not %q", wire, u.EscapedPath(), p.Escaped)
 		}
 	})
+}
+
+// BenchmarkParsePath: every request pays for one path and one host.
+func BenchmarkParsePath(b *testing.B) {
+	for _, wire := range []string{"/tickets/42/seat", "/static/%2e%2e/caf%c3%a9/..%2fcheckout;x"} {
+		b.Run(wire, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := ParsePath(wire); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := Host("Shop.Example.com:443"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -141,6 +141,9 @@ type Results struct {
 	Missing string
 	// Plot is the plot's path relative to BENCHMARKS.md.
 	Plot string
+	// Floods are the bot floods, FloodsTook the time they took to play.
+	Floods     []Flood
+	FloodsTook time.Duration
 }
 
 // Markdown renders BENCHMARKS.md.
@@ -154,7 +157,7 @@ func Markdown(res Results) string {
 	if res.Took > 0 {
 		w(" (the whole run took %s)", res.Took.Round(time.Second))
 	}
-	w(". Every number below comes from that run; run it again to check them.\n\n")
+	w(". Every number below comes from that run, unless its section names another; run it again to check them.\n\n")
 	w("Machine: %s, %d cores, %.0f GiB; %s; %s; redis-server %s.\n\n", m.CPU, m.Cores, m.MemoryGiB, m.OS, m.Go, m.Redis)
 
 	cfg := res.Workload
@@ -198,16 +201,22 @@ func Markdown(res Results) string {
 	for _, row := range metrics {
 		w("- **%s**: %s\n", row.name, row.meaning)
 	}
+	if len(res.Floods) > 0 {
+		w("\n%s", Floods(res))
+	}
 
 	endToEnd(w, res)
 	hotPaths(w, res)
 	return b.String()
 }
 
+// endToEndHeading opens the end-to-end section.
+const endToEndHeading = "## End to end: the real wasm in the local host, both builds"
+
 // endToEnd writes the load through each build's wasm, side by side.
 func endToEnd(w func(string, ...any), res Results) {
 	m := res.Machine
-	w("\n## End to end: the real wasm in the local host, both builds\n\n")
+	w("\n%s\n\n", endToEndHeading)
 	var sizes []string
 	for _, b := range res.Builds {
 		sizes = append(sizes, fmt.Sprintf("%s (%s) %s bytes", b.Name, b.Toolchain, thousands(float64(b.Load.WasmBytes))))

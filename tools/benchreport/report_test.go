@@ -81,6 +81,31 @@ func report(name string, calls, admitted int, inversions int) sim.Report {
 	return r
 }
 
+// flooded is r with bots' joins that took places.
+func flooded(r sim.Report, sessions, called, joins int) sim.Report {
+	r.BotSessions, r.BotCalled, r.BotJoins, r.BotCalls = sessions, called, joins, joins
+	r.Calls = map[string]int{"join": r.Calls["join"] + joins, "poll": r.Calls["poll"]}
+	return r
+}
+
+func TestReplaceSection(t *testing.T) {
+	const floods = "## Bot floods\n\nnew\n"
+	e2e := endToEndHeading + "\n\nload\n"
+	tests := []struct{ name, doc, want string }{
+		{"replaced", "# B\n\n## Bot floods\n\nold\nold\n\n" + e2e, "# B\n\n" + floods + "\n" + e2e},
+		{"last", "# B\n\n## Bot floods\n\nold\n", "# B\n\n" + floods},
+		{"first", "## Bot floods\n\nold\n\n## Next\n", floods + "\n## Next\n"},
+		{"missing: before the end to end", "# B\n\n## Flash\n\nx\n\n" + e2e, "# B\n\n## Flash\n\nx\n\n" + floods + "\n" + e2e},
+		{"missing: at the end", "# B\n\nx\n", "# B\n\nx\n\n" + floods},
+		{"a longer heading is another section", "# B\n\n## Bot floods, old\n\nx\n", "# B\n\n## Bot floods, old\n\nx\n\n" + floods},
+	}
+	for _, tc := range tests {
+		if got := ReplaceSection(tc.doc, floods); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestMarkdownAndPlot(t *testing.T) {
 	reports := []sim.Report{report("ours", 5000, 800, 0), report("model A", 10000, 700, 0), report("model B", 2500, 800, 40)}
 	cfg := sim.Crowd(1000, 200, 100, 10*time.Minute)
@@ -91,7 +116,8 @@ func TestMarkdownAndPlot(t *testing.T) {
 				Load: load.Report{Visitors: 10, Concurrency: 2, WasmBytes: 8000000, Phases: []load.Phase{{Kind: "join", Requests: 10, Elapsed: time.Second}}}},
 			{Name: "TinyGo", Toolchain: "0.33.0", HotPaths: []HotPath{{"queue", "Sign", 4000, 1000, 9}},
 				Load: load.Report{Visitors: 10, Concurrency: 2, WasmBytes: 1000000, Phases: []load.Phase{{Kind: "join", Requests: 10, Elapsed: 2 * time.Second}}}},
-		}})
+		},
+		Floods: []Flood{{Scenario: sim.FloodScenarios[1], Before: flooded(reports[0], 7, 10, 1200), After: reports[0]}}})
 	for _, want := range []string{
 		"| store calls, total | 5,000 | 10,000 | 0.50× | 2,500 | 2.00× |",
 		"| FIFO inversions | 0 | 0 | both 0 | 40 | 0 (ours 0) |",
@@ -103,6 +129,8 @@ func TestMarkdownAndPlot(t *testing.T) {
 		"| package | benchmark | Go ns/op | Go B/op | Go allocs/op | TinyGo ns/op | TinyGo B/op | TinyGo allocs/op | TinyGo ÷ Go |",
 		"| queue | Sign | 8,000 | 2,920 | 39 | 4,000 | 1,000 | 9 | 0.50× |",
 		"| queue | Match | 900 | 0 | 0 | – | – | – | n/a |",
+		"| 20 bot joins/s, no cookies | before | 0s | 0s | 800 of 1,000 | 17 (7 sessions, 10 called) | 1,200 | 0 | 6,200 (1,200) |",
+		"| 20 bot joins/s, no cookies | after | 0s | 0s | 800 of 1,000 | 0 | 0 | 0 | 5,000 (0) |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("BENCHMARKS.md lacks %q", want)

@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -76,6 +78,23 @@ func buildTinyGoGuest(t *testing.T, name string) []byte {
 		}
 		files[filepath.Base(src)] = b
 	}
+	// A TinyGo build takes most of a minute and caches nothing of the
+	// program, so its result is kept, keyed by TinyGo's version and every
+	// input: make test runs this package twice.
+	tinygo, err := exec.Command(script, "run-tinygo", "version").Output()
+	if err != nil {
+		t.Fatalf("tinygo version: %v", err)
+	}
+	key := sha256.New()
+	key.Write(tinygo)
+	for _, file := range slices.Sorted(maps.Keys(files)) {
+		fmt.Fprintf(key, "%s %d\n", file, len(files[file]))
+		key.Write(files[file])
+	}
+	cached := filepath.Join(os.TempDir(), fmt.Sprintf("fastlyhost-test-%s-tinygo-%x.wasm", name, key.Sum(nil)[:8]))
+	if wasm, err := os.ReadFile(cached); err == nil {
+		return wasm
+	}
 	for file, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, file), b, 0o644); err != nil {
 			t.Fatal(err)
@@ -91,6 +110,8 @@ func buildTinyGoGuest(t *testing.T, name string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Moved into place whole, so a concurrent run never reads half of it.
+	os.Rename(out, cached)
 	return wasm
 }
 

@@ -96,6 +96,24 @@ func (o *Ours) CalledIn(ctx context.Context, minute time.Time) (int64, error) {
 	return 0, nil
 }
 
+// CalledTickets implements CalledLister. The script keeps the called
+// tickets in its third key.
+func (o *Ours) CalledTickets(ctx context.Context) ([]int64, error) {
+	v, err := do(o.Redis, "ZRANGE", o.Store.Keys(o.Room.Name)[2], "0", "-1")
+	if err != nil {
+		return nil, err
+	}
+	tickets := make([]int64, 0, len(v.Array))
+	for _, m := range v.Array {
+		t, err := strconv.ParseInt(m.Str, 10, 64)
+		if err != nil {
+			return tickets, fmt.Errorf("called ticket %q: %w", m.Str, err)
+		}
+		tickets = append(tickets, t)
+	}
+	return tickets, nil
+}
+
 // errSessionLapsed says an admitted visitor's session was gone from the
 // store although they kept making requests: the room broke its promise.
 type errSessionLapsed time.Duration

@@ -54,9 +54,12 @@ type Visitor struct {
 	Renewed time.Time
 
 	arrived, admitted, leaves time.Time
-	pollsLeft                 int  // polls before a NoShowWait visitor gives up; -1 never
-	waiting                   bool // polling for a place
-	beacon                    bool // leaves by beacon rather than going idle
-	steady                    bool // never stops polling while waiting
-	lost                      bool // lost their place at least once
+	pollsLeft                 int    // polls before a NoShowWait visitor gives up; -1 never
+	waiting                   bool   // polling for a place
+	beacon                    bool   // leaves by beacon rather than going idle
+	steady                    bool   // never stops polling while waiting
+	lost                      bool   // lost their place at least once
+	bot                       bool   // a BotFlood client, not a visitor
+	returns                   bool   // follows the redirect of an arrival pass
+	client                    string // the address the requests come from
 }

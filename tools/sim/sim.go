@@ -9,6 +9,10 @@
 // for every policy: one seed draws who arrives when, who gives up, and who
 // stays how long.
 //
+// Beside the visitors, a flood of bots (BotFlood) may take places it never
+// comes back for, met by the edge before or after the armour of issue 10
+// (Edge): the visitors are drawn the same with or without them.
+//
 // Requests that fall within Config.Batch of each other are sent to the
 // store concurrently, as an edge sends them; everything else (the visitors'
 // choices, the clock, the measurements) runs in one goroutine in event
@@ -55,9 +59,16 @@ type Config struct {
 	// the shortest poll interval, so a visitor has one request per batch.
 	Batch       time.Duration
 	Concurrency int
+	// Edge is how the edge meets requests before the store: Before (the
+	// zero value) or After.
+	Edge Edge
+	// Bots is a flood of clients beside the visitors, who never come back
+	// for their place.
+	Bots BotFlood
 }
 
-// Report is what a run measured.
+// Report is what a run measured. Everything but the Bot fields, Limited,
+// Calls and Requests is about the visitors alone.
 type Report struct {
 	Policy             string
 	Visitors, Admitted int
@@ -92,9 +103,21 @@ type Report struct {
 	Calls, Requests map[string]int
 	// WalkedIn counts visitors admitted at their first request.
 	WalkedIn int
-	// Waited is the time from arrival to admission of the admitted
-	// visitors who had to wait (those who walked in are left out).
-	WaitP50, WaitP90, WaitP99 time.Duration
+	// The wait is the time from arrival (the first request) to admission
+	// of the admitted visitors who had to wait (those who walked in are
+	// left out): its mean and percentiles.
+	WaitMean, WaitP50, WaitP90, WaitP99 time.Duration
+	// Bots counts the flood's clients, BotJoins their joins that reached
+	// the store and BotCalls the store calls they caused.
+	Bots, BotJoins, BotCalls int
+	// Limited counts joins refused by the per-address limit (bots' or
+	// visitors').
+	Limited int
+	// BotSessions counts bots let in at their join: a session nobody uses,
+	// held until the inactivity timeout. BotCalled counts bots' tickets
+	// called in: a place held for the claim window (seen only under a
+	// CalledLister).
+	BotSessions, BotCalled int
 	// RedisMemory is what Redis allocated for the policy's keys at the end
 	// of the event, RedisPeak the most it allocated during it, in bytes
 	// over what it held before (clients' buffers and the script cache left
@@ -113,7 +136,23 @@ type Sample struct {
 	Admitted      int // admissions so far
 }
 
-// TotalCalls is every store call the visitors' requests caused.
+// BotPlaces is the places the room gave to bots.
+func (r Report) BotPlaces() int { return r.BotSessions + r.BotCalled }
+
+// AdmittedBy is how many visitors had been admitted d into the event, as
+// the sample taken then saw them (the samples' granularity).
+func (r Report) AdmittedBy(d time.Duration) int {
+	n := 0
+	for _, s := range r.Timeline {
+		if s.At > d {
+			return n
+		}
+		n = s.Admitted
+	}
+	return r.Admitted
+}
+
+// TotalCalls is every store call the visitors' and bots' requests caused.
 func (r Report) TotalCalls() int { return sum(r.Calls) }
 
 // CallsPerRequest is the store calls divided by visitor requests.
@@ -150,7 +189,8 @@ type MinuteCounter interface {
 type kind int
 
 const (
-	arrive kind = iota
+	arrive kind = iota // a first request
+	join               // the request that comes back with an arrival pass
 	poll
 	activity
 	sample
@@ -192,7 +232,8 @@ func Run(ctx context.Context, cfg Config, p Policy, redis *resp.Pool) (Report, e
 	}
 	r := &run{cfg: cfg, p: p, redis: redis, rng: rand.New(rand.NewSource(cfg.Seed)),
 		rep: Report{Policy: p.Name(), Visitors: cfg.Visitors, Capacity: cfg.Capacity, MaxHeld: -1,
-			Calls: map[string]int{}, Requests: map[string]int{}}}
+			Bots: cfg.Bots.Count(), Calls: map[string]int{}, Requests: map[string]int{}},
+		limiter: newJoinLimiter(cfg.Edge.JoinsPerIPPerMinute), botTickets: map[int64]bool{}}
 	began := time.Now()
 	rep, err := r.play(ctx)
 	rep.Elapsed = time.Since(began)
@@ -208,13 +249,16 @@ type run struct {
 	seq        int
 	rep        Report
 	waits      []time.Duration
-	visitors   []*Visitor
-	waiting    int // visitors polling for a place
-	live       int // admitted visitors who have not gone
+	visitors   []*Visitor // the visitors, bots left out
+	pending    int        // visitors and bots who have not joined or gone yet
+	waiting    int        // visitors polling for a place
+	live       int        // admitted visitors who have not gone
 	utilSum    float64
 	utilN      int
 	lastMinute time.Time
 	memBefore  int64
+	limiter    *joinLimiter
+	botTickets map[int64]bool // bots' tickets not yet seen called
 }
 
 func (r *run) at(t time.Time, k kind, v *Visitor) {
@@ -230,7 +274,8 @@ func (r *run) play(ctx context.Context) (Report, error) {
 		} else if rest := r.cfg.Visitors - r.cfg.FlashCrowd; rest > 0 {
 			t = time.Minute + time.Duration(int64(r.cfg.Spread)*int64(i-r.cfg.FlashCrowd)/int64(rest))
 		}
-		v := &Visitor{ID: i, Session: "s" + strconv.Itoa(i), pollsLeft: -1, beacon: r.rng.Intn(2) == 0}
+		v := &Visitor{ID: i, Session: "s" + strconv.Itoa(i), pollsLeft: -1, beacon: r.rng.Intn(2) == 0,
+			client: "v" + strconv.Itoa(i), returns: true}
 		r.visitors = append(r.visitors, v)
 		switch x := r.rng.Float64(); {
 		case x < r.cfg.NoShowJoin:
@@ -241,6 +286,14 @@ func (r *run) play(ctx context.Context) (Report, error) {
 		v.steady = v.pollsLeft < 0
 		r.at(Start.Add(t), arrive, v)
 	}
+	// The bots draw nothing from the seed: the visitors are the same with
+	// or without them.
+	for i := 0; i < r.rep.Bots; i++ {
+		b := &Visitor{ID: r.cfg.Visitors + i, Session: "b" + strconv.Itoa(i), bot: true,
+			client: r.cfg.Bots.client(i), returns: r.cfg.Bots.KeepCookies}
+		r.at(Start.Add(r.cfg.Bots.at(i)), arrive, b)
+	}
+	r.pending = r.cfg.Visitors + r.rep.Bots
 	r.at(Start, sample, nil)
 	r.lastMinute = Start
 	var err error
@@ -248,12 +301,11 @@ func (r *run) play(ctx context.Context) (Report, error) {
 		return r.rep, err
 	}
 	var now time.Time
-	pending := r.cfg.Visitors
 	for r.q.Len() > 0 {
 		e := heap.Pop(&r.q).(*event)
 		now = e.at
 		if e.kind == sample {
-			if pending == 0 && r.waiting == 0 && r.live == 0 {
+			if r.pending == 0 && r.waiting == 0 && r.live == 0 {
 				break
 			}
 			if err := r.sample(ctx, now); err != nil {
@@ -265,11 +317,6 @@ func (r *run) play(ctx context.Context) (Report, error) {
 		batch := []*event{e}
 		for r.q.Len() > 0 && r.q[0].kind != sample && r.q[0].at.Before(e.at.Add(r.cfg.Batch)) {
 			batch = append(batch, heap.Pop(&r.q).(*event))
-		}
-		for _, e := range batch {
-			if e.kind == arrive {
-				pending--
-			}
 		}
 		if err := r.handle(ctx, batch); err != nil {
 			return r.rep, err
@@ -296,6 +343,13 @@ func (r *run) finish() {
 		}
 	}
 	sort.Slice(r.waits, func(i, j int) bool { return r.waits[i] < r.waits[j] })
+	var total time.Duration
+	for _, w := range r.waits {
+		total += w
+	}
+	if len(r.waits) > 0 {
+		r.rep.WaitMean = total / time.Duration(len(r.waits))
+	}
 	r.rep.WaitP50, r.rep.WaitP90, r.rep.WaitP99 = percentile(r.waits, 50), percentile(r.waits, 90), percentile(r.waits, 99)
 }
 
@@ -323,14 +377,14 @@ type step struct {
 func (r *run) handle(ctx context.Context, batch []*event) error {
 	steps := make([]step, len(batch))
 	for i, e := range batch {
-		steps[i] = step{e: e, kind: r.request(e)}
+		steps[i] = step{e: e, kind: r.request(e), answer: Answer{Held: -1}}
 	}
 	sem := make(chan struct{}, r.cfg.Concurrency)
 	var wg sync.WaitGroup
 	for i := range steps {
 		s := &steps[i]
-		if s.kind == "" {
-			continue
+		if s.kind == "" || s.kind == "arrive" || s.kind == "limited" {
+			continue // no store call
 		}
 		wg.Add(1)
 		sem <- struct{}{}
@@ -349,13 +403,20 @@ func (r *run) handle(ctx context.Context, batch []*event) error {
 }
 
 // request decides what the visitor of e does, and returns the kind of
-// request they make.
+// request they make: join, poll, session or leave, which call the store,
+// or arrive (a first request answered with an arrival pass) or limited (a
+// join refused by the per-address limit), which do not.
 func (r *run) request(e *event) string {
 	v := e.v
 	switch e.kind {
 	case arrive:
 		v.arrived = e.at
-		return "join"
+		if r.cfg.Edge.Arrival == JoinOnReturn {
+			return "arrive"
+		}
+		return r.joinRequest(v, e.at)
+	case join:
+		return r.joinRequest(v, e.at)
 	case poll:
 		if !v.waiting {
 			return ""
@@ -382,6 +443,15 @@ func (r *run) request(e *event) string {
 		return "session"
 	}
 	return ""
+}
+
+// joinRequest is a join, or a limited request when the client's address
+// has had its joins for the minute.
+func (r *run) joinRequest(v *Visitor, now time.Time) string {
+	if !r.limiter.allow(v.client, now) {
+		return "limited"
+	}
+	return "join"
 }
 
 func (r *run) call(ctx context.Context, kind string, e *event) (Answer, error) {
@@ -415,7 +485,30 @@ func (r *run) settle(s *step) error {
 	if s.answer.Held > r.rep.MaxHeld {
 		r.rep.MaxHeld = s.answer.Held
 	}
+	if v.bot {
+		r.rep.BotCalls += s.answer.Calls
+	}
 	switch s.kind {
+	case "arrive":
+		if v.returns {
+			// The browser follows the redirect at once, with the pass.
+			r.at(now, join, v)
+		} else {
+			r.pending--
+		}
+		return nil
+	case "limited":
+		// A visitor refused here gives up too: none is, as each has an
+		// address of their own and joins once.
+		r.pending--
+		r.rep.Limited++
+		return nil
+	case "join":
+		r.pending--
+		if v.bot {
+			r.botJoined(v, s.answer)
+			return nil
+		}
 	case "session":
 		r.at(now.Add(r.cfg.Activity), activity, v)
 		return nil
@@ -450,6 +543,18 @@ func (r *run) settle(s *step) error {
 	v.leaves = now.Add(stay)
 	r.at(now.Add(r.cfg.Activity), activity, v)
 	return nil
+}
+
+// botJoined records what a bot's join took: a session at once, or a
+// ticket that will be called unless it lapses first. The bot never comes
+// back.
+func (r *run) botJoined(v *Visitor, a Answer) {
+	r.rep.BotJoins++
+	if a.Admitted {
+		r.rep.BotSessions++
+		return
+	}
+	r.botTickets[v.Ticket] = true
 }
 
 // overtaken counts steady visitors (who polled until admitted and never
@@ -496,6 +601,9 @@ func (r *run) sample(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	if err := r.seeBotCalls(ctx); err != nil {
+		return err
+	}
 	if ok && held > r.rep.MaxHeld {
 		r.rep.MaxHeld = held
 	}
@@ -513,6 +621,22 @@ func (r *run) sample(ctx context.Context, now time.Time) error {
 	r.lastMinute = minute
 	mem, err := r.usedMemory()
 	r.rep.RedisPeak = max(r.rep.RedisPeak, mem-r.memBefore)
+	return err
+}
+
+// seeBotCalls counts the bots' tickets among those called and not claimed.
+func (r *run) seeBotCalls(ctx context.Context) error {
+	cl, ok := r.p.(CalledLister)
+	if !ok || len(r.botTickets) == 0 {
+		return nil
+	}
+	called, err := cl.CalledTickets(ctx)
+	for _, t := range called {
+		if r.botTickets[t] {
+			delete(r.botTickets, t)
+			r.rep.BotCalled++
+		}
+	}
 	return err
 }
 

@@ -42,8 +42,9 @@ func summary(r Report) map[string]any {
 		"policy": r.Policy, "admitted": r.Admitted, "max live": r.MaxLive, "max held": r.MaxHeld, "overshoot": r.Overshoot,
 		"inversions": r.Inversions, "lost": r.LostPlaces, "never": r.NeverAdmitted, "utilisation": r.Utilisation,
 		"max/min": r.MaxPerMinute, "calls": r.Calls, "requests": r.Requests, "calls/request": r.CallsPerRequest(),
-		"wait p50/p90/p99": []time.Duration{r.WaitP50, r.WaitP90, r.WaitP99},
-		"redis bytes":      r.RedisMemory, "redis peak": r.RedisPeak, "simulated": r.Duration, "took": r.Elapsed,
+		"bots": r.Bots, "bot joins": r.BotJoins, "bot sessions": r.BotSessions, "bot tickets called": r.BotCalled,
+		"bot calls": r.BotCalls, "limited": r.Limited, "wait mean/p50/p90/p99": []time.Duration{r.WaitMean, r.WaitP50, r.WaitP90, r.WaitP99},
+		"redis bytes": r.RedisMemory, "redis peak": r.RedisPeak, "simulated": r.Duration, "took": r.Elapsed,
 	}
 }
 

@@ -66,3 +66,45 @@ func Models(addrTwoCounter, addrGate string, cfg Config) (*TwoCounter, *Unordere
 		&UnorderedGate{Redis: resp.NewPool(addrGate, cfg.Concurrency+2), Capacity: cfg.Capacity,
 			Inactivity: Inactivity, Refresh: cfg.Refresh}
 }
+
+// FloodCrowd is the event bot floods are measured on (issue 10): 600
+// visitors, 300 of them in the first minute and the rest over the next ten,
+// with places for 100 at once (FloodRoom). The store is called one request
+// at a time, in event order, so two runs with the same seed differ only by
+// what the bots did.
+func FloodCrowd() Config {
+	cfg := Crowd(600, 300, 100, 10*time.Minute)
+	cfg.Concurrency = 1
+	return cfg
+}
+
+// FloodRoom is FloodCrowd's room settings.
+const FloodRoom = `"max_active_users":100`
+
+// FloodHorizon is how long the floods last, and when the visitors admitted
+// so far are counted.
+const FloodHorizon = 20 * time.Minute
+
+// FloodScenario is one bot flood beside FloodCrowd.
+type FloodScenario struct {
+	Name string
+	Bots BotFlood
+}
+
+// FloodScenarios are the floods measured: none, 20 and 200 bots a second
+// that never send a second request, and 200 a second from ten addresses
+// that keep the arrival pass and come back once, which the per-address
+// limit holds back.
+var FloodScenarios = []FloodScenario{
+	{"no bots", BotFlood{}},
+	{"20 bot joins/s, no cookies", BotFlood{PerSecond: 20, For: FloodHorizon}},
+	{"200 bot joins/s, no cookies", BotFlood{PerSecond: 200, For: FloodHorizon}},
+	{"200 bot joins/s from 10 addresses, keeping cookies", BotFlood{PerSecond: 200, For: FloodHorizon, IPs: 10, KeepCookies: true}},
+}
+
+// Flood is FloodCrowd with the scenario's bots, met by edge.
+func (s FloodScenario) Flood(edge Edge) Config {
+	cfg := FloodCrowd()
+	cfg.Bots, cfg.Edge = s.Bots, edge
+	return cfg
+}

@@ -3,11 +3,15 @@
 // models of two other designs, the real wasm of each build (Go, and TinyGo
 // when given) under concurrent load in the local host, and the hot paths'
 // Go benchmarks, native and compiled to wasm by each compiler (run
-// beforehand by make bench, whose outputs the -hotpaths flags name).
+// beforehand by make bench, whose outputs the -hotpaths flags name), and
+// the bot floods of issue 10 with the edge before and after its armour.
+// With -floods-only it plays the bot floods alone and rewrites their
+// section of an existing BENCHMARKS.md in place.
 //
 //	go run ./cmd/bench -hotpaths hot.txt -wasm ../bin/main.go.wasm -hotpaths-wasm hot-wasm.txt \
 //	    [-tinygo-wasm ../bin/main.tinygo.wasm -tinygo-hotpaths hot-tinygo.txt -tinygo-version 0.33.0] \
 //	    -manifest ../fastly.toml -out ../BENCHMARKS.md -plot ../docs/flashcrowd.svg [-large]
+//	go run ./cmd/bench -floods-only -out ../BENCHMARKS.md -command "make bench-floods"
 package main
 
 import (
@@ -22,6 +26,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/tools/benchreport"
 	"github.com/edgequeue/waitingroom/tools/load"
 	"github.com/edgequeue/waitingroom/tools/redisproc"
@@ -37,6 +42,10 @@ type options struct {
 	missing                             string
 	visitors, loadVisitors, concurrency int
 	began                               time.Time
+	// floods are the bot floods played (sim.FloodScenarios);
+	// floodsOnly plays them alone.
+	floods     []sim.FloodScenario
+	floodsOnly bool
 }
 
 // build names one compiler's wasm and its hot paths' benchmark output.
@@ -61,6 +70,7 @@ func main() {
 	flag.IntVar(&o.concurrency, "concurrency", 32, "requests in flight at once through the real wasm")
 	started := flag.Int64("started", 0, "Unix time the whole run started (for the report), if before this command")
 	flag.StringVar(&o.command, "command", "make bench", "the command named in the report")
+	flag.BoolVar(&o.floodsOnly, "floods-only", false, "play only the bot floods and rewrite their section of -out")
 	flag.StringVar(&o.cacheDir, "cache", filepath.Join(os.TempDir(), "fastlyhost-bench-cache"), "compiled-code cache of the host")
 	flag.Parse()
 	log.SetFlags(0)
@@ -68,6 +78,7 @@ func main() {
 	if *large {
 		o.visitors = 1000000
 	}
+	o.floods = sim.FloodScenarios
 	o.builds = []build{goBuild}
 	if tinygo.wasm != "" {
 		o.builds = append(o.builds, tinygo)
@@ -78,7 +89,11 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, o); err != nil {
+	do := run
+	if o.floodsOnly {
+		do = runFloods
+	}
+	if err := do(ctx, o); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -106,6 +121,11 @@ func run(ctx context.Context, o options) error {
 	if res.Reports, err = simulate(ctx, res.Workload); err != nil {
 		return err
 	}
+	began := time.Now()
+	if res.Floods, err = floods(ctx, o.floods); err != nil {
+		return err
+	}
+	res.FloodsTook = time.Since(began)
 
 	for i := range res.Builds {
 		b, wasm := &res.Builds[i], o.builds[i].wasm
@@ -144,6 +164,61 @@ func run(ctx context.Context, o options) error {
 	}
 	log.Printf("wrote %s and %s in %v", o.out, o.plot, res.Took.Round(time.Second))
 	return nil
+}
+
+// runFloods plays the bot floods and rewrites their section of o.out.
+func runFloods(ctx context.Context, o options) error {
+	doc, err := os.ReadFile(o.out)
+	if err != nil {
+		return fmt.Errorf("the report whose bot floods to rewrite: %w", err)
+	}
+	res := benchreport.Results{Date: time.Now(), Command: o.command}
+	if res.Floods, err = floods(ctx, o.floods); err != nil {
+		return err
+	}
+	res.FloodsTook = time.Since(o.began)
+	if err := os.WriteFile(o.out, []byte(benchreport.ReplaceSection(string(doc), benchreport.Floods(res))), 0o644); err != nil {
+		return err
+	}
+	log.Printf("rewrote the bot floods in %s in %v", o.out, res.FloodsTook.Round(time.Second))
+	return nil
+}
+
+// floods plays each scenario beside sim.FloodCrowd with the edge before
+// and after the armour, each run on its own fresh redis-server.
+func floods(ctx context.Context, scenarios []sim.FloodScenario) ([]benchreport.Flood, error) {
+	room, err := sim.Room(sim.FloodRoom)
+	if err != nil {
+		return nil, err
+	}
+	var out []benchreport.Flood
+	for _, s := range scenarios {
+		f := benchreport.Flood{Scenario: s}
+		for _, e := range []struct {
+			name string
+			edge sim.Edge
+			rep  *sim.Report
+		}{{"before", sim.Before, &f.Before}, {"after", sim.After, &f.After}} {
+			if *e.rep, err = flood(ctx, s.Flood(e.edge), room); err != nil {
+				return nil, fmt.Errorf("bot flood %q %s: %w", s.Name, e.name, err)
+			}
+			r := *e.rep
+			log.Printf("bot flood: %s, %s: mean wait %v, %d admitted in %v, %d places to bots, %d store calls, in %v", s.Name, e.name,
+				r.WaitMean.Round(time.Second), r.AdmittedBy(sim.FloodHorizon), sim.FloodHorizon, r.BotPlaces(), r.TotalCalls(), r.Elapsed.Round(time.Second))
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// flood plays one bot flood on a fresh redis-server.
+func flood(ctx context.Context, cfg sim.Config, room *queue.Room) (sim.Report, error) {
+	srv, err := redisproc.Start()
+	if err != nil {
+		return sim.Report{}, err
+	}
+	defer srv.Close()
+	return sim.Run(ctx, cfg, sim.NewOurs(srv.Addr, room), resp.NewPool(srv.Addr, 2))
 }
 
 // hotPaths reads a file of benchmark output.

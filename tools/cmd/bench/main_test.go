@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edgequeue/waitingroom/tools/devstack"
+	"github.com/edgequeue/waitingroom/tools/sim"
 )
 
 // TestRun is make bench in miniature: a small event, a small load, and the
@@ -23,7 +24,7 @@ func TestRun(t *testing.T) {
 		manifest: filepath.Join("..", "..", "..", "fastly.toml"),
 		out:      filepath.Join(dir, "BENCHMARKS.md"), plot: filepath.Join(dir, "docs", "flashcrowd.svg"), command: "make bench",
 		cacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache"), visitors: 1000, loadVisitors: 64, concurrency: 8,
-		began: time.Now()}
+		began: time.Now(), floods: shortFloods}
 	if err := run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +35,7 @@ func TestRun(t *testing.T) {
 	for _, want := range []string{
 		"| metric | edge waiting room | two-counter (model) | ratio | unordered gate (model) | ratio |",
 		"](docs/flashcrowd.svg)", "| join | Go | 64 |", "| queue | Sign | 4,348 |", "1,000 visitors, 200 of them in the first minute",
+		"\n## Bot floods\n", "| 20 bot joins/s for 10s | before |", "| 20 bot joins/s for 10s | after |",
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("BENCHMARKS.md lacks %q", want)
@@ -42,6 +44,49 @@ func TestRun(t *testing.T) {
 	svg, err := os.ReadFile(o.plot)
 	if err != nil || !strings.HasPrefix(string(svg), "<svg") {
 		t.Errorf("plot: %v %.40q", err, svg)
+	}
+}
+
+// shortFloods is a bot flood short enough for a test.
+var shortFloods = []sim.FloodScenario{{Name: "20 bot joins/s for 10s", Bots: sim.BotFlood{PerSecond: 20, For: 10 * time.Second}}}
+
+// TestRunFloods rewrites the bot floods' section of a report in place:
+// the 200 bots, whose tickets are never polled, take places before the
+// armour and none after it.
+func TestRunFloods(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+	const head, tail = "# Benchmarks\n\nintro\n\n", "\n## End to end: the real wasm in the local host, both builds\n\nrest\n"
+	if err := os.WriteFile(out, []byte(head+"## Bot floods\n\nold numbers\n"+tail), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := options{out: out, command: "make bench-floods", began: time.Now(),
+		floods: []sim.FloodScenario{{Name: "200 bot joins/s for 10s", Bots: sim.BotFlood{PerSecond: 200, For: 10 * time.Second}}}}
+	if err := runFloods(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	if !strings.HasPrefix(md, head+"## Bot floods\n\nMeasured by `make bench-floods`") || !strings.HasSuffix(md, tail) || strings.Contains(md, "old numbers") {
+		t.Fatalf("the section was not replaced in place:\n%s", md)
+	}
+	var before, after string
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "| 200 bot joins/s for 10s | before |") {
+			before = line
+		}
+		if strings.HasPrefix(line, "| 200 bot joins/s for 10s | after |") {
+			after = line
+		}
+	}
+	// Columns: bots, edge, mean, p90, admitted, places to bots, bot joins.
+	if cells := strings.Split(before, " | "); len(cells) < 7 || cells[5] == "0" || cells[6] != "2,000" {
+		t.Errorf("before: %q, want 2,000 bot joins taking places", before)
+	}
+	if cells := strings.Split(after, " | "); len(cells) < 7 || cells[5] != "0" || cells[6] != "0" {
+		t.Errorf("after: %q, want no bot joins and no places", after)
 	}
 }
 
