@@ -3,7 +3,6 @@ package edge
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"time"
 
@@ -101,15 +100,4 @@ func (g guesses) Wrong() {
 		return
 	}
 	g.s.Logf("admin: %d wrong passwords in a minute from %s: refused for %v", n, g.client, wrongPasswordPenalty)
-}
-
-// clientKey names the client of r for Limits (ClientKey of its address),
-// or "" when r has no usable address. The SDK gives the address alone;
-// one with a port (a native test's) is read too.
-func clientKey(r *fsthttp.Request) string {
-	addr := r.RemoteAddr
-	if host, _, err := net.SplitHostPort(addr); err == nil {
-		addr = host
-	}
-	return ClientKey(net.ParseIP(addr))
 }

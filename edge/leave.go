@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"strings"
 
+	"github.com/edgequeue/waitingroom/urlnorm"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
 
@@ -69,8 +69,16 @@ func crossSite(r *fsthttp.Request) string {
 		return ""
 	}
 	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host) {
+	if err != nil || u.Host == "" || !sameHost(u.Host, r.Host) {
 		return fmt.Sprintf("Origin %q is not the host %q", origin, r.Host)
 	}
 	return ""
+}
+
+// sameHost compares two hosts in normal form (case, port and trailing dot
+// aside); a host that has none is nobody's.
+func sameHost(a, b string) bool {
+	na, errA := urlnorm.Host(a)
+	nb, errB := urlnorm.Host(b)
+	return errA == nil && errB == nil && na != "" && na == nb
 }

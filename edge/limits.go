@@ -4,6 +4,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/fastly/compute-sdk-go/fsthttp"
 )
 
 // Limits counts what clients do, so that one client cannot take many
@@ -36,3 +38,17 @@ func ClientKey(ip net.IP) string {
 	prefix := ip.Mask(net.CIDRMask(64, 128))
 	return strings.TrimSuffix(prefix.String(), "::") + "::/64"
 }
+
+// clientIP is the address r comes from. The SDK gives the address alone;
+// one with a port (a native test's) is read too.
+func clientIP(r *fsthttp.Request) net.IP {
+	addr := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		addr = host
+	}
+	return net.ParseIP(addr)
+}
+
+// clientKey names the client of r for Limits, or "" when r has no usable
+// address.
+func clientKey(r *fsthttp.Request) string { return ClientKey(clientIP(r)) }

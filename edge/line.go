@@ -6,7 +6,6 @@ package edge
 import (
 	"context"
 	"errors"
-	"net"
 	"strconv"
 	"time"
 
@@ -53,7 +52,7 @@ func (s *Service) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		}
 		s.arrival(w, r, room, d)
 	case queue.Limited:
-		s.Logf("room %s: join refused: client %q joined more than %d times in a minute", room.Name, s.client(r), room.JoinsPerIPPerMinute)
+		s.Logf("room %s: join refused: client %q joined more than %d times in a minute", room.Name, clientKey(r), room.JoinsPerIPPerMinute)
 		s.limited(w, r, room)
 	case queue.Closed:
 		w.Header().Set("Retry-After", "300")
@@ -75,15 +74,10 @@ func (s *Service) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 func (s *Service) visitor(r *fsthttp.Request, room *queue.Room) queue.Visitor {
 	return queue.Visitor{
 		Passes: queue.CookieValues(r.Header.Values("Cookie"), room.CookieName),
-		Bind:   queue.Binding(room.BindSession, r.Header.Get("User-Agent"), net.ParseIP(r.RemoteAddr)),
-		Client: s.client(r),
+		Bind:   queue.Binding(room.BindSession, r.Header.Get("User-Agent"), clientIP(r)),
+		Client: clientKey(r),
 		Now:    s.Now,
 	}
-}
-
-// client names r's client for the per-client limits.
-func (s *Service) client(r *fsthttp.Request) string {
-	return ClientKey(net.ParseIP(r.RemoteAddr))
 }
 
 // joinCounter counts joins per client and room with the edge's Limits.

@@ -182,8 +182,11 @@ func ParseKeySet(s string) (*KeySet, error) {
 	ks := &KeySet{}
 	for _, item := range strings.FieldsFunc(s, func(c rune) bool { return c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t' }) {
 		kid, enc, ok := strings.Cut(item, ":")
-		if !ok || kid == "" || len(kid) > 32 {
+		if !ok {
 			return nil, fmt.Errorf("%w: entry %q is not kid:base64key", ErrBadKeySet, redact(item))
+		}
+		if err := CheckKeyID(kid); err != nil {
+			return nil, fmt.Errorf("%w: key id %q %v", ErrBadKeySet, kid, err)
 		}
 		key, err := decodeKey(enc)
 		if err != nil {

@@ -31,7 +31,10 @@ func TestParseKeySet(t *testing.T) {
 		{"new:" + key2 + ", old:" + key1, ""},
 		{"", "no keys"},
 		{"nokid", "not kid:base64key"},
-		{":" + key1, "not kid:base64key"},
+		{":" + key1, "key id \"\" must be 1 to 32"},
+		{"\xc3:" + key1, "may only hold"},
+		{`k"1:` + key1, "may only hold"},
+		{strings.Repeat("k", 33) + ":" + key1, "must be 1 to 32"},
 		{"a:!!!", "not base64"},
 		{"a:c2hvcnQ=", "need at least 32"},
 		{"a:" + key1 + ",a:" + key2, "appears twice"},
@@ -151,7 +154,8 @@ func oddPasses() []Pass {
 }
 
 // Keys of every length class HMAC treats differently (shorter than a
-// block, a block, longer and so hashed) and kids encoding/json escapes.
+// block, a block, longer and so hashed), under kids of every character
+// class a kid may hold.
 func oddKeySets(t *testing.T) map[string][]byte {
 	t.Helper()
 	keys := map[string][]byte{}
@@ -160,7 +164,7 @@ func oddKeySets(t *testing.T) map[string][]byte {
 		for j := range key {
 			key[j] = byte(i*31 + j*7)
 		}
-		keys[[]string{"new", `q"<&>`, "ké", "k\u2028", "x"}[i]] = key
+		keys[[]string{"new", "q.1", "k_2", "K-3", "x"}[i]] = key
 	}
 	return keys
 }

@@ -281,7 +281,9 @@ func TestThousandVisitorsInTicketOrder(t *testing.T) {
 	// polls outlasts the default 30 s, and a called visitor who polls
 	// after the window rightly loses the place (rejoining at the back);
 	// this test is about order, not about the window.
-	e := startRoom(t, loadTimeout, strings.Replace(room, `"queue_timeout":300`, `"queue_timeout":300,"claim_window":3600`, 1))
+	// Every visitor here comes from 127.0.0.1: the per-client join limit
+	// is off, or it would refuse the 31st.
+	e := startRoom(t, loadTimeout, strings.Replace(room, `"queue_timeout":300`, `"queue_timeout":300,"claim_window":3600,"joins_per_ip_per_minute":0`, 1))
 	(&visitor{e: e}).get("/") // takes the burst
 	const n = 1000
 	visitors := make([]*visitor, n)
@@ -294,7 +296,14 @@ func TestThousandVisitorsInTicketOrder(t *testing.T) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if a := v.get("/", "Accept", "application/json"); a.status != 200 {
+			// A join whose store call outlived loadTimeout (a loaded
+			// machine) answers busy, and the visitor retries, as the page
+			// does; the ticket is the arrival's either way.
+			a := v.get("/", "Accept", "application/json")
+			for tries := 1; a.status == http.StatusServiceUnavailable && tries < 20; tries++ {
+				a = v.get("/", "Accept", "application/json")
+			}
+			if a.status != 200 {
 				t.Errorf("join: %d %s", a.status, a.body)
 			}
 		}(visitors[i])

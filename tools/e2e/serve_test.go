@@ -58,8 +58,17 @@ func TestServeCommand(t *testing.T) {
 	if !strings.Contains(log.String(), "(embedded)") || !strings.Contains(log.String(), `password "dev-admin-password"`) {
 		t.Fatalf("serve should say it runs the embedded Redis and print the admin password:\n%s", log.String())
 	}
-	resp, err := http.Get(url + "/")
+	// As a browser: the arrival redirect, then the same URL with its cookie.
+	resp, err := client.Get(url + "/")
 	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	req, _ := http.NewRequest(http.MethodGet, url+"/", nil)
+	for _, c := range resp.Cookies() {
+		req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
+	}
+	if resp, err = client.Do(req); err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)

@@ -69,10 +69,11 @@ type Report struct {
 }
 
 // room has places for half the visitors; inactivity, claim and queue
-// timeouts far beyond the run keep everyone where they are.
+// timeouts far beyond the run keep everyone where they are; every visitor
+// comes from one address, so the per-client join limit is off.
 func room(visitors int) string {
 	return fmt.Sprintf(`{"paths":["/"],"max_active_users":%d,"refresh_seconds":10,"inactivity_timeout":3600,`+
-		`"claim_window":3600,"queue_timeout":3600,"session_duration":7200}`, visitors/2)
+		`"claim_window":3600,"queue_timeout":3600,"session_duration":7200,"joins_per_ip_per_minute":0}`, visitors/2)
 }
 
 // Run starts the stack and plays the three phases.
@@ -103,7 +104,9 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	}
 	defer st.Close()
 	d := &driver{stack: st, redis: resp.NewPool(st.RedisAddr, 1),
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.Concurrency}}}
+		// The driver follows the arrival redirect itself, with the cookie.
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.Concurrency},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	visitors := make([]*visitor, o.Visitors)
 	for i := range visitors {
 		visitors[i] = &visitor{}
@@ -209,6 +212,11 @@ func (d *driver) visit(ctx context.Context, v *visitor, kind string) (string, er
 		if c.Name == "wr_shop" {
 			v.cookie = c.Value
 		}
+	}
+	if kind == "join" && resp.StatusCode == http.StatusTemporaryRedirect && v.cookie != "" {
+		// The arrival redirect: a browser comes straight back with the
+		// cookie, and only then joins.
+		return d.visit(ctx, v, kind)
 	}
 	origin := strings.Contains(string(body), "You reached the origin")
 	queued := strings.Contains(string(body), "You are in line")

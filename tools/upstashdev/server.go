@@ -467,9 +467,12 @@ func (s *Server) normalize(src string) string {
 			kept = append(kept, f)
 		}
 	}
-	line := "#!lua"
+	// With no flag left, the shebang goes too (a comment keeps the line
+	// numbers of error messages): Redis runs the script the same, and the
+	// embedded Redis's Lua does not read shebangs at all.
+	line := "--"
 	if len(kept) > 0 {
-		line += " flags=" + strings.Join(kept, ",")
+		line = "#!lua flags=" + strings.Join(kept, ",")
 	}
 	out := line + src[m[1]:]
 	if out != src {
