@@ -274,8 +274,14 @@ func (g *Gate) session(room *Room, v Visitor, id string, epoch int64, unrenewed 
 	return g.withPass(Decision{Action: Admit, Why: why, Session: ref}, p, ttl)
 }
 
+// TicketGrace is how much longer than the queue timeout a ticket pass
+// lives: the store, not the cookie, says when a place is lost (its clock
+// stops while it cannot be reached), so a pass must outlive an outage
+// during which its holder could not poll.
+const TicketGrace = 24 * time.Hour
+
 func (g *Gate) wait(room *Room, v Visitor, pl store.Place, why string) Decision {
-	ttl := seconds(room.QueueTimeout)
+	ttl := seconds(room.QueueTimeout) + TicketGrace
 	p := Pass{Kind: Ticket, Room: room.Name, Number: pl.Ticket, Epoch: pl.Line.Epoch, Bind: v.Bind, IssuedAt: v.Now, Expires: v.Now.Add(ttl)}
 	d := Decision{Action: Wait, Why: why, Place: placeOf(room, pl, v.Now)}
 	return g.withPass(d, p, ttl)
