@@ -2,6 +2,7 @@
 #
 #   make build   bin/main.wasm (TinyGo when a usable one is installed, else Go; TOOLCHAIN=go|tinygo forces one)
 #   make test    every test: edge module (this Go, Go 1.23, TinyGo), tools module, end to end on both wasm builds
+#   make fuzz    every Fuzz target of the edge module, FUZZTIME (20s) each (CI runs it after make test)
 #   make serve   the waiting room locally (see README.md)
 #   make conformance  the Fastly Go SDK's own test suites against the local host; rewrites README.md's table
 #   make bench   the benchmark: writes BENCHMARKS.md and docs/flashcrowd.svg (make bench-large: 1,000,000 visitors;
@@ -20,7 +21,7 @@ TINYGO_TEST := PATH="$(CURDIR)/bin:$$PATH" tools/build-wasm run-tinygo test -tar
 # Set in CI: a machine that should have TinyGo fails instead of skipping its leg.
 REQUIRE_TINYGO ?=
 
-.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet serve bench bench-large bench-floods bench-host clean
+.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz serve bench bench-large bench-floods bench-host clean
 
 build: bin/main.wasm
 
@@ -55,6 +56,14 @@ test-edge-min:
 	GOTOOLCHAIN=$(GO_MIN) go vet ./...
 	GOTOOLCHAIN=$(GO_MIN) GOOS=wasip1 GOARCH=wasm go build -tags=fastlyinternalsetparseuri -o /dev/null .
 	GOTOOLCHAIN=$(GO_MIN) go test -count=1 ./...
+
+# Fuzzing: make test runs each Fuzz target's seeds and committed corpus
+# once; this fuzzes every target of the edge module, found by go test -list,
+# for FUZZTIME each, one after another, and fails if any target fails
+# (tools/fuzz-all; the failing input is left in testdata/fuzz/<Target>/).
+FUZZTIME ?= 20s
+fuzz:
+	FUZZTIME=$(FUZZTIME) tools/fuzz-all
 
 tools/compat/node_modules: tools/compat/package.json tools/compat/package-lock.json
 	cd tools/compat && npm ci --no-audit --no-fund

@@ -16,6 +16,7 @@ import (
 	_ "embed" // the default pages
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -102,7 +103,7 @@ func (p Page) Parse(src string) (*Template, error) {
 		name := strings.TrimSpace(rest[:end])
 		field := p.index(name)
 		if field < 0 {
-			return nil, fmt.Errorf("%w: %s: unknown name {{%s}}; this page provides %s", ErrTemplate, p.Name, name, strings.Join(p.Fields, ", "))
+			return nil, fmt.Errorf("%w: %s: unknown name {{%s}}; this page provides %s", ErrTemplate, p.Name, unquoted(name), strings.Join(p.Fields, ", "))
 		}
 		if field < maxCached {
 			t.used |= 1 << field
@@ -110,6 +111,14 @@ func (p Page) Parse(src string) (*Template, error) {
 		t.parts = append(t.parts, part{field: field})
 		rest = rest[end+2:]
 	}
+}
+
+// unquoted is s escaped as %q escapes it, without the quotes: a name
+// reads as written in the error ("{{nme}}"), and one holding a line break
+// cannot split the log line that quotes the error.
+func unquoted(s string) string {
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }
 
 // index returns the position of name in p.Fields, or -1.
