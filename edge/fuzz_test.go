@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -112,12 +113,13 @@ const (
 
 // The script's reply as store/upstash.go's run reads it: replyValues
 // integers (epoch, issued, admitted, flags, ticket, outcome, active,
-// called, recent, recent since), the outcome at replyOutcome, 1 when a
+// called, recent, recent since, called now, call from, call to, groups
+// ahead), the outcome at replyOutcome, 1 when a
 // ticket was called or a session renewed. These two constants, scriptReply
 // and replyAdmits are all this file knows of the reply: adapt them when
 // the script's reply changes.
 const (
-	replyValues  = 10
+	replyValues  = 14
 	replyOutcome = 5
 )
 
@@ -269,12 +271,13 @@ const (
 	passSession   // fresh: admitted without a store call
 	passLapsed    // older than the heartbeat: renewed first
 	passOtherRoom // a session of room tickets, in shop's cookie
+	passArrival   // back with an arrival pass: joins
 	passKinds
 )
 
 // edgeStatuses are the statuses the edge writes itself.
 var edgeStatuses = map[int]bool{
-	200: true, 202: true, 204: true, 303: true, 308: true, 400: true, 401: true,
+	200: true, 202: true, 204: true, 303: true, 307: true, 308: true, 400: true, 401: true,
 	403: true, 404: true, 405: true, 429: true, 503: true,
 }
 
@@ -363,7 +366,10 @@ func checkServeHTTP(t *testing.T, method string, https, local bool, host, target
 	}
 	at := time.Unix(1_700_000_000, 0)
 	sessionRoom := ""
-	if c := fuzzPass(t, int(pass)%passKinds, at); c != "" {
+	// Passes are bound to the browser they were issued to (shop's
+	// bind_session is the default, user_agent).
+	bind := queue.Binding(queue.DefaultBindMode, r.Header.Get("User-Agent"), net.ParseIP(r.RemoteAddr))
+	if c := fuzzPass(t, int(pass)%passKinds, at, bind); c != "" {
 		r.Header.Add("Cookie", "wr_shop="+c)
 		if p := int(pass) % passKinds; p == passSession || p == passLapsed {
 			sessionRoom = "shop"
@@ -426,17 +432,19 @@ func checkServeHTTP(t *testing.T, method string, https, local bool, host, target
 }
 
 // fuzzPass is a pass of the given kind signed with testKeys, or "".
-func fuzzPass(t *testing.T, kind int, at time.Time) string {
-	p := queue.Pass{Room: "shop", Epoch: 1, IssuedAt: at, Expires: at.Add(time.Hour)}
+func fuzzPass(t *testing.T, kind int, at time.Time, bind string) string {
+	p := queue.Pass{Room: "shop", Epoch: 1, Bind: bind, IssuedAt: at, Expires: at.Add(time.Hour)}
 	switch kind {
 	case passTicket:
 		p.Kind, p.Number = queue.Ticket, 5
 	case passSession:
-		p.Kind, p.SessionID = queue.Session, "0123456789abcdef"
+		p.Kind, p.SessionID = queue.Session, "1.4"
 	case passLapsed:
-		p.Kind, p.SessionID, p.IssuedAt = queue.Session, "0123456789abcdef", at.Add(-time.Hour/2)
+		p.Kind, p.SessionID, p.IssuedAt = queue.Session, "1.4", at.Add(-time.Hour/2)
 	case passOtherRoom:
-		p.Kind, p.SessionID, p.Room = queue.Session, "0123456789abcdef", "tickets"
+		p.Kind, p.SessionID, p.Room = queue.Session, "1.4", "tickets"
+	case passArrival:
+		p.Kind, p.ArrivalID = queue.Arrival, "0123456789abcdef"
 	default:
 		return ""
 	}
