@@ -85,6 +85,10 @@
 //     for longer than the claim window, the queue timeout and the
 //     heartbeat while a shopper browses and two visitors poll; afterwards
 //     both keep their tickets and order, and the shopper is still in.
+//   - TestALostAnswerCostsNoClaim: the store turns a called ticket into a
+//     session but its answer is lost (the visitor sees the busy page);
+//     the next polls get that same session: no new ticket at the back,
+//     no second place.
 //
 // Not here: the edge's clock cannot be set over HTTP; the store's own
 // tests cover a clock that jumps.

@@ -1,6 +1,7 @@
 package attack
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -43,5 +44,41 @@ func TestAStoreOutageCostsNobodyTheirPlaceOrSession(t *testing.T) {
 	}
 	if l := e.line("shop"); l.active != 1 || l.waiting != 2 {
 		t.Errorf("after the outage: %d active, %d waiting; want the shopper's 1 and 2", l.active, l.waiting)
+	}
+}
+
+// TestALostAnswerCostsNoClaim: the store calls a visitor's ticket and
+// turns it into their session, but the answer never reaches the edge (a
+// timeout, a network fault), so the visitor sees the busy page. Their next
+// poll gets that same session: not a new ticket at the back, and not a
+// second place.
+func TestALostAnswerCostsNoClaim(t *testing.T) {
+	t.Parallel()
+	e := start(t, shop(`{"paths":["/"],"max_active_users":2,"refresh_seconds":1,"claim_window":6}`), nil)
+	shopper, v := e.visitor(), e.visitor()
+	shopper.enter("/")
+	e.control("shop", "pause", 0)
+	if p := v.poll(); p.Status != "waiting" {
+		t.Fatalf("setup: %+v, want waiting while entry is paused", p)
+	}
+	e.control("shop", "admit", 1) // calls v's ticket
+	if l := e.line("shop"); l.called != 1 {
+		t.Fatalf("setup: %d called, want v's ticket", l.called)
+	}
+	e.stack.Upstash.SetFaults(upstashdev.Faults{LoseAnswers: true})
+	if a := v.get("/", "Accept", "application/json"); a.status != http.StatusServiceUnavailable {
+		t.Fatalf("a poll whose answer was lost: %s, want the busy answer", a)
+	}
+	e.stack.Upstash.SetFaults(upstashdev.Faults{})
+	if l := e.line("shop"); l.active != 2 || l.called != 0 {
+		t.Fatalf("the lost poll ran: %d active, %d called; want the shopper and v active", l.active, l.called)
+	}
+	for i := 0; i < 2; i++ {
+		if p := v.poll(); p.Status != "admitted" {
+			t.Fatalf("poll %d after the lost answer: %+v, want admitted with the claimed session", i+1, p)
+		}
+	}
+	if l := e.line("shop"); l.active != 2 || l.issued != 2 {
+		t.Fatalf("after the lost answer: %d active, %d issued; want 2 and 2 (no second place, no new ticket)", l.active, l.issued)
 	}
 }

@@ -39,6 +39,10 @@ type Faults struct {
 	Status int `json:"status"`
 	// Drop closes every connection without an answer, as an outage does.
 	Drop bool `json:"drop"`
+	// LoseAnswers runs every request, then closes the connection without
+	// its answer: the database did the work, and the client never hears
+	// (a timeout or a network fault on the way back).
+	LoseAnswers bool `json:"lose_answers"`
 }
 
 // Stats counts what the server was asked since the last reset.
@@ -117,20 +121,38 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if f.Drop {
-		if hj, ok := w.(http.Hijacker); ok {
-			if c, _, err := hj.Hijack(); err == nil {
-				c.Close()
-				return
-			}
-		}
-		panic(http.ErrAbortHandler)
+		hangUp(w)
+		return
 	}
 	if f.Status != 0 {
 		writeJSON(w, f.Status, errorBody(fmt.Sprintf("injected fault: HTTP %d", f.Status)))
 		return
 	}
+	if f.LoseAnswers {
+		s.serveREST(discard{header: http.Header{}}, r)
+		hangUp(w)
+		return
+	}
 	s.serveREST(w, r)
 }
+
+// hangUp closes the connection without an answer.
+func hangUp(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if c, _, err := hj.Hijack(); err == nil {
+			c.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
+}
+
+// discard is a ResponseWriter for an answer that is lost.
+type discard struct{ header http.Header }
+
+func (d discard) Header() http.Header         { return d.header }
+func (d discard) Write(p []byte) (int, error) { return len(p), nil }
+func (d discard) WriteHeader(int)             {}
 
 func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Upstash-Sync-Token", syncToken())

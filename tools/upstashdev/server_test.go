@@ -142,6 +142,18 @@ func TestFaultsAndStats(t *testing.T) {
 		resp.Body.Close()
 		t.Fatalf("dropped connection answered %d", resp.StatusCode)
 	}
+	// A lost answer: the command ran, the client heard nothing.
+	srv.SetFaults(upstashdev.Faults{LoseAnswers: true})
+	req, _ = http.NewRequest(http.MethodPost, base+"/", strings.NewReader(`["SET","lost","ran"]`))
+	req.Header.Set("Authorization", "Bearer "+redistest.Token)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a lost answer arrived: %d", resp.StatusCode)
+	}
+	srv.SetFaults(upstashdev.Faults{})
+	if status, body := do(t, base, call{path: "/", body: `["GET","lost"]`}); status != 200 || !strings.Contains(body, "ran") {
+		t.Fatalf("the command whose answer was lost did not run: %d %s", status, body)
+	}
 	// Faults are set over HTTP too, as make serve's users do.
 	if status, body := do(t, base, call{path: "/_dev/faults", body: `{}`}); status != 200 {
 		t.Fatalf("clear faults over HTTP: %d %s", status, body)
