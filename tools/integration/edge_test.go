@@ -493,6 +493,69 @@ func TestStoreOutageHoldsVisitorsAndKeepsPlaces(t *testing.T) {
 	}
 }
 
+// TestABrownoutCostsOneSlowRequestPerHeartbeat: an admitted visitor whose
+// renewal fails (a slow or failing store) is let through with a pass
+// marked unrenewed, which admits without asking the store until the next
+// heartbeat, so only one request per heartbeat waits on the store.
+func TestABrownoutCostsOneSlowRequestPerHeartbeat(t *testing.T) {
+	e := newEnv(t)
+	e.config[edge.KeyStoreTimeoutMS] = "300"
+	session := pass(t, e.get(shop+"/")) // admitted by the burst
+	keys, err := queue.ParseKeySet(testKeySet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The stand-in answers 503 without counting the request: the edge's
+	// log line for each failed renewal counts the attempts instead.
+	failed := func() int {
+		n := 0
+		for _, l := range e.logs {
+			if strings.Contains(l, "session, renewal failed") {
+				n++
+			}
+		}
+		return n
+	}
+	e.upstash.SetFaults(upstashdev.Faults{Status: 503})
+	for beat := 1; beat <= 3; beat++ {
+		e.now = e.now.Add(31 * time.Second) // past the 30 s heartbeat
+		w := e.get(shop+"/", withCookie(cookieShop+"="+session))
+		if !strings.Contains(w.Body.String(), "origin saw") {
+			t.Fatalf("heartbeat %d: the admitted visitor was not let through: %d %s", beat, w.Code, w.Body)
+		}
+		if n := failed(); n != beat {
+			t.Fatalf("heartbeat %d: %d failed renewals so far, want %d", beat, n, beat)
+		}
+		next := pass(t, w)
+		p, err := keys.Verify("shop", next, e.now)
+		if err != nil || !p.Unrenewed || p.SessionID == "" {
+			t.Fatalf("heartbeat %d: the pass after a failed renewal: %+v, %v; want an unrenewed session pass", beat, p, err)
+		}
+		session = next
+		for i := 0; i < 5; i++ {
+			e.now = e.now.Add(5 * time.Second)
+			if w := e.get(shop+"/cart", withCookie(cookieShop+"="+session)); !strings.Contains(w.Body.String(), "origin saw") {
+				t.Fatalf("heartbeat %d, request %d: %d %s", beat, i, w.Code, w.Body)
+			}
+		}
+		if n := failed(); n != beat {
+			t.Fatalf("heartbeat %d: %d renewals tried within the heartbeat, want none", beat, n-beat)
+		}
+		e.now = e.now.Add(-25 * time.Second) // the next beat is 31 s after this one's
+	}
+	// The store is back: the next renewal is a real one.
+	e.upstash.SetFaults(upstashdev.Faults{})
+	e.now = e.now.Add(31 * time.Second)
+	e.storeCalls()
+	w := e.get(shop+"/", withCookie(cookieShop+"="+session))
+	if n := e.storeCalls(); n != 1 {
+		t.Fatalf("after the brownout: %d store calls, want the renewal's 1", n)
+	}
+	if p, err := keys.Verify("shop", pass(t, w), e.now); err != nil || p.Unrenewed {
+		t.Fatalf("after the brownout: %+v, %v; want a renewed session pass", p, err)
+	}
+}
+
 func logged(logs []string, s string) bool {
 	for _, l := range logs {
 		if strings.Contains(l, s) {
