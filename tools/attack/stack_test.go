@@ -8,13 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -35,7 +32,7 @@ const (
 	// storeTimeout keeps a loaded machine's store calls from answering busy.
 	storeTimeout = 5 * time.Second
 	// reached is what the demo origin's pages say.
-	reached = "You reached the origin"
+	reached = devstack.OriginReached
 	// inLine is what the queue page says.
 	inLine = "You are in line"
 )
@@ -52,7 +49,7 @@ type env struct {
 	t      testing.TB
 	stack  *devstack.Stack
 	origin *origin
-	logs   *syncBuffer
+	logs   *devstack.LogBuffer
 	keys   *queue.KeySet
 	host   string // host:port of the local host
 	pool   *clients
@@ -84,32 +81,25 @@ func start(t testing.TB, rooms []room, adjust func(*fastlyhost.Manifest)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
-	st, err := devstack.Start(context.Background(), devstack.Options{
-		Manifest: filepath.Join("..", "..", "fastly.toml"), Wasm: devstack.ServiceWasm(filepath.Join("..", "..")),
-		Addr: "127.0.0.1:0", UpstashAddr: "127.0.0.1:0", OriginAddr: "127.0.0.1:0",
-		CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache"), Timeout: 30 * time.Second,
-		Log: log.New(logs, "", 0),
-		Adjust: func(m *fastlyhost.Manifest) {
-			m.Backends["origin"] = fastlyhost.Backend{URL: originURL}
-			cfg := m.ConfigStores[devstack.ConfigStore]
-			var names []string
-			for _, r := range rooms {
-				names = append(names, r.name)
-				cfg["room."+r.name] = r.def
-			}
-			cfg["rooms"] = strings.Join(names, ",")
-			cfg["store_timeout_ms"] = fmt.Sprint(storeTimeout.Milliseconds())
-			if adjust != nil {
-				adjust(m)
-			}
-		},
-	})
+	logs := &devstack.LogBuffer{}
+	o2 := devstack.ForTest(logs, 30*time.Second)
+	o2.Adjust = func(m *fastlyhost.Manifest) {
+		m.Backends["origin"] = fastlyhost.Backend{URL: originURL}
+		defs := make([][2]string, 0, len(rooms))
+		for _, r := range rooms {
+			defs = append(defs, [2]string{r.name, r.def})
+		}
+		devstack.SetRooms(m, storeTimeout, defs...)
+		if adjust != nil {
+			adjust(m)
+		}
+	}
+	st, err := devstack.Start(context.Background(), o2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
-	keys, err := queue.ParseKeySet(string(st.Manifest.SecretStores[devstack.SecretStore]["signing_keys"]))
+	keys, err := st.SigningKeys()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,22 +295,15 @@ func sameURLRedirect(a answer, path string) bool {
 }
 
 // place is the queue's answer to a JSON poll.
-type place struct {
-	Status string `json:"status"`
-	Ticket int64  `json:"ticket"`
-	Ahead  int64  `json:"ahead"`
-}
+type place = devstack.Place
 
 // poll asks for the visitor's place as JSON; "admitted" when it reached the
 // origin instead.
 func (v *visitor) poll() place {
 	v.e.t.Helper()
 	a := v.get("/", "Accept", "application/json")
-	if a.atOrigin() {
-		return place{Status: "admitted"}
-	}
-	var p place
-	if err := json.Unmarshal([]byte(a.body), &p); err != nil {
+	p, err := devstack.ReadPlace(a.body)
+	if err != nil {
 		v.e.t.Fatalf("poll: %s: %v", a, err)
 	}
 	return p
@@ -506,24 +489,6 @@ func (o *origin) find(s string) []seen {
 		}
 	}
 	return out
-}
-
-// syncBuffer collects the stack's log lines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // clientIP returns the nth address of the loopback network 127.x.y.0/24,

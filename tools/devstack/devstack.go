@@ -8,6 +8,7 @@ package devstack
 import (
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -15,9 +16,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/tools/fastlyhost"
 	"github.com/edgequeue/waitingroom/tools/redisproc"
 	"github.com/edgequeue/waitingroom/tools/upstashdev"
@@ -63,6 +66,40 @@ const (
 	ConfigStore = "waiting_room_config"
 	SecretStore = "waiting_room_secrets"
 )
+
+// ForTest is the stack a test of the service starts: the repository's
+// fastly.toml and service wasm (see ServiceWasm) from the test's package
+// two levels below the root, every server on a free loopback port, the
+// compiled module cached across test runs, and the log written to logs.
+// The test adds its own Adjust.
+func ForTest(logs io.Writer, timeout time.Duration) Options {
+	root := filepath.Join("..", "..")
+	return Options{
+		Manifest: filepath.Join(root, "fastly.toml"), Wasm: ServiceWasm(root),
+		Addr: "127.0.0.1:0", UpstashAddr: "127.0.0.1:0", OriginAddr: "127.0.0.1:0",
+		CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache"), Timeout: timeout,
+		Log: log.New(logs, "", 0),
+	}
+}
+
+// SetRooms defines the service's rooms in m's config store, in order, each
+// a name and its JSON definition, and the store timeout.
+func SetRooms(m *fastlyhost.Manifest, storeTimeout time.Duration, rooms ...[2]string) {
+	cfg := m.ConfigStores[ConfigStore]
+	names := make([]string, 0, len(rooms))
+	for _, r := range rooms {
+		names = append(names, r[0])
+		cfg["room."+r[0]] = r[1]
+	}
+	cfg["rooms"] = strings.Join(names, ",")
+	cfg["store_timeout_ms"] = fmt.Sprint(storeTimeout.Milliseconds())
+}
+
+// SigningKeys is the key set the running service signs passes with, for a
+// test that reads or forges them.
+func (s *Stack) SigningKeys() (*queue.KeySet, error) {
+	return queue.ParseKeySet(string(s.Manifest.SecretStores[SecretStore]["signing_keys"]))
+}
 
 // ServiceWasm is the service a test runs: $WASM when it is set (make test
 // sets it), else bin/main.wasm in the repository at root.

@@ -8,13 +8,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -41,27 +38,10 @@ const (
 
 func wasmPath() string { return devstack.ServiceWasm(filepath.Join("..", "..")) }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type env struct {
 	t     testing.TB
 	stack *devstack.Stack
-	logs  *syncBuffer
+	logs  *devstack.LogBuffer
 	keys  *queue.KeySet
 }
 
@@ -80,27 +60,20 @@ func startRoom(t testing.TB, timeout time.Duration, room string) *env {
 // further. The env's keys are nil when adjust broke the key set.
 func startStack(t testing.TB, timeout time.Duration, room string, adjust func(*fastlyhost.Manifest)) *env {
 	t.Helper()
-	logs := &syncBuffer{}
-	st, err := devstack.Start(context.Background(), devstack.Options{
-		Manifest: filepath.Join("..", "..", "fastly.toml"), Wasm: wasmPath(),
-		Addr: "127.0.0.1:0", UpstashAddr: "127.0.0.1:0", OriginAddr: "127.0.0.1:0",
-		CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache"), Timeout: 20 * time.Second,
-		Log: log.New(logs, "", 0),
-		Adjust: func(m *fastlyhost.Manifest) {
-			cfg := m.ConfigStores[devstack.ConfigStore]
-			cfg["rooms"] = "shop"
-			cfg["room.shop"] = room
-			cfg["store_timeout_ms"] = fmt.Sprint(timeout.Milliseconds())
-			if adjust != nil {
-				adjust(m)
-			}
-		},
-	})
+	logs := &devstack.LogBuffer{}
+	o := devstack.ForTest(logs, 20*time.Second)
+	o.Adjust = func(m *fastlyhost.Manifest) {
+		devstack.SetRooms(m, timeout, [2]string{"shop", room})
+		if adjust != nil {
+			adjust(m)
+		}
+	}
+	st, err := devstack.Start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
-	keys, err := queue.ParseKeySet(string(st.Manifest.SecretStores[devstack.SecretStore]["signing_keys"]))
+	keys, err := st.SigningKeys()
 	if err != nil && adjust == nil {
 		t.Fatal(err)
 	}
@@ -185,21 +158,14 @@ func (v *visitor) get(path string, header ...string) answer {
 	return v.do(http.MethodGet, path, nil, header...)
 }
 
-type place struct {
-	Status string `json:"status"`
-	Ticket int64  `json:"ticket"`
-	Ahead  int64  `json:"ahead"`
-}
+type place = devstack.Place
 
 // poll asks for the visitor's place as JSON; a zero place means admitted.
 func (v *visitor) poll() place {
 	v.e.t.Helper()
 	a := v.get("/", "Accept", "application/json")
-	if strings.Contains(a.body, "You reached the origin") {
-		return place{Status: "admitted"}
-	}
-	var p place
-	if err := json.Unmarshal([]byte(a.body), &p); err != nil {
+	p, err := devstack.ReadPlace(a.body)
+	if err != nil {
 		v.e.t.Fatalf("poll: %d %q: %v", a.status, a.body, err)
 	}
 	return p

@@ -1,0 +1,30 @@
+package devstack
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// OriginReached is what the demo origin's pages say: an answer holding it
+// came from the origin, not from the waiting room.
+const OriginReached = "You reached the origin"
+
+// Place is what a test reads of the room's JSON answer to a visitor:
+// waiting with a ticket and how many are ahead, busy, or (from the
+// origin's page) "admitted".
+type Place struct {
+	Status string `json:"status"`
+	Ticket int64  `json:"ticket"`
+	Ahead  int64  `json:"ahead"`
+}
+
+// ReadPlace reads an answer to a request made with Accept:
+// application/json: the demo origin's page is Status "admitted".
+func ReadPlace(body string) (Place, error) {
+	if strings.Contains(body, OriginReached) {
+		return Place{Status: "admitted"}, nil
+	}
+	var p Place
+	err := json.Unmarshal([]byte(body), &p)
+	return p, err
+}
