@@ -237,7 +237,7 @@ func (g *Gate) bestPass(room *Room, v Visitor) (Pass, error) {
 	for _, token := range v.Passes {
 		p, err := g.Keys.Verify(room.Name, token, v.Now)
 		if err == nil && p.Bind != v.Bind {
-			err = ErrBoundElsewhere
+			err = errBoundElsewhere
 		}
 		if err != nil {
 			if firstErr == nil {
@@ -259,10 +259,6 @@ func (g *Gate) bestPass(room *Room, v Visitor) (Pass, error) {
 	}
 	return best, firstErr
 }
-
-// ErrBoundElsewhere refuses a pass issued to another client (see
-// Room.BindSession); it wraps ErrBadPass.
-var ErrBoundElsewhere = fmt.Errorf("%w: bound to another client", ErrBadPass)
 
 // session admits with a freshly signed session pass; its issue time marks
 // the last renewal (or, unrenewed, the last attempt), so the store is asked

@@ -67,6 +67,9 @@ const (
 	errBadSignature
 	errNoKeys
 	errPayload // not JSON, or not an object
+	// errBoundElsewhere refuses a pass issued to another client (see
+	// Room.BindSession).
+	errBoundElsewhere
 )
 
 func (e passError) Error() string {
@@ -80,6 +83,8 @@ func (e passError) Error() string {
 		why = "signature does not match"
 	case errPayload:
 		why = "payload is not a JSON object"
+	case errBoundElsewhere:
+		why = "bound to another client"
 	}
 	return ErrBadPass.Error() + ": " + why
 }
