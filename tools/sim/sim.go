@@ -13,10 +13,10 @@
 // comes back for, met by the edge before or after the armour of issue 10
 // (Edge): the visitors are drawn the same with or without them.
 //
-// Requests that fall within Config.Batch of each other are sent to the
-// store concurrently, as an edge sends them; everything else (the visitors'
-// choices, the clock, the measurements) runs in one goroutine in event
-// order.
+// Requests that fall in the same Config.Batch-long slot of simulated time
+// are sent to the store concurrently, as an edge sends them; everything
+// else (the visitors' choices, the clock, the measurements) runs in one
+// goroutine in event order.
 package sim
 
 import (
@@ -54,9 +54,10 @@ type Config struct {
 	NoShowJoin, NoShowWait float64
 	Sample                 time.Duration // how often the room is sampled
 	Seed                   int64
-	// Batch is the span of simulated time whose requests go to the store
-	// concurrently, at most Concurrency at once. It must be shorter than
-	// the shortest poll interval, so a visitor has one request per batch.
+	// Batch is the length of the slots of simulated time (from Start)
+	// whose requests go to the store concurrently, at most Concurrency at
+	// once. It must be shorter than the shortest poll interval, so a
+	// visitor has one request per batch.
 	Batch       time.Duration
 	Concurrency int
 	// Edge is how the edge meets requests before the store: Before (the
@@ -314,8 +315,15 @@ func (r *run) play(ctx context.Context) (Report, error) {
 			r.at(now.Add(r.cfg.Sample), sample, nil)
 			continue
 		}
+		// The batch is the rest of e's slot. Slots are fixed, not
+		// counted from the first event, so no event moves the batches'
+		// bounds: a bot that makes no store call leaves the visitors'
+		// calls in the same batches, in the same order, at the same
+		// times (the script's line time stamps each call with the
+		// latest time it has seen, so their order matters).
+		end := Start.Add(e.at.Sub(Start).Truncate(r.cfg.Batch) + r.cfg.Batch)
 		batch := []*event{e}
-		for r.q.Len() > 0 && r.q[0].kind != sample && r.q[0].at.Before(e.at.Add(r.cfg.Batch)) {
+		for r.q.Len() > 0 && r.q[0].kind != sample && r.q[0].at.Before(end) {
 			batch = append(batch, heap.Pop(&r.q).(*event))
 		}
 		if err := r.handle(ctx, batch); err != nil {
@@ -559,8 +567,8 @@ func (r *run) botJoined(v *Visitor, a Answer) {
 
 // overtaken counts steady visitors (who polled until admitted and never
 // lost their place) admitted more than one refresh after some visitor who
-// arrived later: admissions out of arrival order. Arrivals within one batch
-// of each other reached the store at once, so neither came first.
+// arrived later: admissions out of arrival order. Arrivals less than one
+// batch apart may have reached the store at once, so neither came first.
 func (r *run) overtaken() int {
 	var steady []*Visitor
 	for _, v := range r.visitors {
