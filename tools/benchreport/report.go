@@ -223,7 +223,7 @@ func endToEnd(w func(string, ...any), res Results) {
 	}
 	if len(res.Builds) > 0 {
 		l := res.Builds[0].Load
-		w("%s visitors over real HTTP, %d requests in flight at once, against each build of `bin/main.wasm` (%s) in the project's local Compute host (wazero), with the Upstash REST stand-in, redis-server and the demo origin on the same machine. The room has places for half the visitors: the joins split between walking in and taking a ticket, then every waiting visitor loads the queue page once and every admitted one makes one request to the origin.\n\n",
+		w("%s visitors over real HTTP, %d requests in flight at once, against each build of `bin/main.wasm` (%s) in the project's local Compute host (wazero), with the Upstash REST stand-in, redis-server and the demo origin on the same machine. The room has places for half the visitors: the joins split between walking in and taking a ticket, then every waiting visitor loads the queue page once and every admitted one makes one request to the origin. A join is two requests, as a browser makes it: the first is answered with the arrival redirect (no store call), the second comes back with its cookie and joins; the join rows count visitors, and their latency and CPU cover both requests.\n\n",
 			thousands(float64(l.Visitors)), l.Concurrency, strings.Join(sizes, "; "))
 	}
 	if res.Missing != "" {
