@@ -200,8 +200,7 @@ func (g *Gate) arrive(room *Room, v Visitor, refused error) Decision {
 		return Decision{Action: Busy, Why: "arrival id", Err: err}
 	}
 	p := Pass{Kind: Arrival, Room: room.Name, ArrivalID: id, Bind: v.Bind, IssuedAt: v.Now, Expires: v.Now.Add(ArrivalTTL)}
-	d := g.withPass(Decision{Action: Arrive, Why: "arrived", Err: refused}, p, ArrivalTTL)
-	return d
+	return g.withPass(Decision{Action: Arrive, Why: "arrived", Err: refused}, p, ArrivalTTL)
 }
 
 // settle turns a store Place into a decision: a session when admitted, a
