@@ -175,7 +175,7 @@ func checkAdminPath(v string) string {
 			return "may only hold A-Z, a-z, 0-9, -, ., _, ~ and /"
 		}
 	}
-	if n, err := urlnorm.ParsePath(p); err != nil || n.Escaped != p {
+	if n, err := urlnorm.ParsePath(p); err != nil || n.Escaped != p || strings.HasSuffix(p, "/") {
 		return "must be in normal form (no empty, . or .. segments)"
 	}
 	if LeavePath == p || strings.HasPrefix(LeavePath, p+"/") {

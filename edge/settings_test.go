@@ -102,6 +102,7 @@ func TestAdminPathRules(t *testing.T) {
 		"/":            "",
 		"//":           "",
 		"///":          "",
+		"/ops//":       "",
 		"":             "",
 		"ops":          "",
 		"/ops//x":      "",
