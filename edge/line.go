@@ -86,7 +86,7 @@ type joinCounter struct{ limits Limits }
 // maxCounterName is the longest rate counter name Fastly accepts.
 const maxCounterName = 64
 
-func (j joinCounter) Join(room *queue.Room, client string, limit int) (bool, error) {
+func (j joinCounter) Join(room *queue.Room, client string) (bool, error) {
 	name := "wr_joins_" + room.Name
 	if len(name) > maxCounterName {
 		// Room names are up to 64 characters; two rooms sharing their
@@ -94,7 +94,7 @@ func (j joinCounter) Join(room *queue.Room, client string, limit int) (bool, err
 		name = name[:maxCounterName]
 	}
 	n, err := j.limits.Count(name, client)
-	return n <= limit, err
+	return n <= room.JoinsPerIPPerMinute, err
 }
 
 // arrival sends a visitor without a pass straight back with an arrival

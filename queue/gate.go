@@ -110,10 +110,10 @@ type Place struct {
 }
 
 // JoinCounter counts joins per client (at the edge, Fastly's Edge Rate
-// Limiting): Join counts one for client and reports whether it is still
-// within limit joins a minute.
+// Limiting): Join counts one for client in room and reports whether it is
+// still within the room's JoinsPerIPPerMinute.
 type JoinCounter interface {
-	Join(room *Room, client string, limit int) (bool, error)
+	Join(room *Room, client string) (bool, error)
 }
 
 // Gate decides, for each request to a room, whether it may pass.
@@ -172,7 +172,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 			store.Waiting: "waiting", store.Admitted: "called", store.Rejoined: "place lost, rejoined"}, refused)
 	case Arrival:
 		if g.Joins != nil && v.Client != "" && room.JoinsPerIPPerMinute > 0 {
-			within, err := g.Joins.Join(room, v.Client, room.JoinsPerIPPerMinute)
+			within, err := g.Joins.Join(room, v.Client)
 			switch {
 			case err != nil && g.Logf != nil:
 				// Counting is a defence, not a gate: a fault in it lets

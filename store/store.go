@@ -173,8 +173,9 @@ type Store interface {
 	// was lost) is taken back when a place is free.
 	Renew(ctx context.Context, room string, p Policy, s SessionRef, now time.Time) (bool, Line, error)
 	// End ends a session: it can never be renewed again, and its place is
-	// held only until s.UsableUntil (the last moment a pass of it admits
-	// without asking the store), so capacity is never exceeded.
+	// held only while a pass of it may still admit without asking the
+	// store (until s.UsableUntil, or a heartbeat after its last renewal,
+	// whichever is later), so capacity is never exceeded.
 	End(ctx context.Context, room string, p Policy, s SessionRef, now time.Time) (Line, error)
 	// Admit calls in up to n more waiting tickets at once, beyond the rate
 	// and the capacity; n above MaxCallsPerOp is refused with ErrRejected.
