@@ -16,8 +16,8 @@
 --               * 1e6 + uses
 -- Every score that is a time is in line time (below), in milliseconds.
 -- The line's hash also holds the priority lane (p_issued, p_admitted,
--- p_credit) and the scheduled event (ev, ev_state, ev_first, d_first,
--- d_last, d_key).
+-- p_credit, p_trim) and the scheduled event (ev, ev_state, ev_first,
+-- ev_start, ev_key, d_first, d_last, d_key).
 --
 -- ARGV: op, now (ms), rate (per minute, 0 = none), burst, capacity (0 =
 --       none), claim window (ms), session ttl (ms), queue timeout (ms), arg
@@ -59,9 +59,11 @@
 -- call at or after the start draws: the pre-queue's tickets are called in
 -- the keyed permutation of the draw key (the edge commits to the key's hash
 -- when the pre-queue opens and reveals the key after the draw), and later
--- tickets follow in the room's own order. A pre-queue whose event is no
--- longer passed (removed, renamed, or past its end) is drawn at once with
--- the key it was entered with, so nobody is held for ever.
+-- tickets follow in the room's own order. The pre-queue keeps the start
+-- it was last passed (the operator may move it) and the key it was entered
+-- with: it is drawn at that start even if its event is no longer passed
+-- (removed or renamed), so nobody is held for ever and no stray call can
+-- draw it early.
 --
 -- Line time. The script keeps its own clock, lt, advanced by the time
 -- between calls as the callers stamp it, but by at most STEP a call; a
@@ -158,8 +160,8 @@ end
 
 local s = redis.call('HMGET', line, 'epoch', 'issued', 'admitted', 'tokens', 'raw', 'lt', 'paused', 'queue_all',
   'random', 'w_start', 'w_end', 'open_first', 'open_since', 'rkey', 'trim_mark', 'trim_at',
-  'p_issued', 'p_admitted', 'p_credit', 'p_trim', 'ev', 'ev_state', 'ev_first', 'ev_key', 'd_first', 'd_last',
-  'd_key')
+  'p_issued', 'p_admitted', 'p_credit', 'p_trim', 'ev', 'ev_state', 'ev_first', 'ev_start', 'ev_key', 'd_first',
+  'd_last', 'd_key', 'rounds')
 if not s[1] then
   -- A new line, or one whose hash was lost: nothing of an older line may
   -- leak into it (its tickets would collide with the new ones). Invites
@@ -191,10 +193,11 @@ local p_trim = tonumber(s[20]) or 0
 local ev = s[21] or ''
 local ev_state = tonumber(s[22]) or 0
 local ev_first = tonumber(s[23]) or 0
-local stored_key = s[24] or ''
-local d_first = tonumber(s[25]) or 1
-local d_last = tonumber(s[26]) or 0
-local d_key = s[27] or ''
+local stored_start = tonumber(s[24]) or 0
+local stored_key = s[25] or ''
+local d_first = tonumber(s[26]) or 1
+local d_last = tonumber(s[27]) or 0
+local d_key = s[28] or ''
 local minute = math.floor(now / 60000)
 local called_now = 0
 
@@ -227,11 +230,18 @@ if random ~= was_random then
   end
 end
 
--- The scheduled event. A pre-queue is drawn once its start has come (or
--- its event is no longer passed) and the previous draw is called through,
--- since one drawn range is kept at a time. In random order the pre-queue
--- becomes one closed window, apart from the windows before it.
-if ev_state == 1 and (ev ~= ev_id or now >= ev_start) and admitted >= d_last then
+-- The scheduled event. A pre-queue is drawn once its start has come and
+-- the previous draw is called through, since one drawn range is kept at a
+-- time. In random order the pre-queue becomes one closed window, apart
+-- from the windows before it.
+local function draw()
+  d_first, d_last, d_key = ev_first, issued, stored_key
+  ev_state = 2
+end
+if ev_state == 1 and ev == ev_id then
+  stored_start = ev_start -- the operator may move the start
+end
+if ev_state == 1 and now >= stored_start and admitted >= d_last then
   if random then
     if ev_first - 1 >= open_first then
       redis.call('ZADD', windows, ev_first - 1, ev_first - 1)
@@ -241,8 +251,7 @@ if ev_state == 1 and (ev ~= ev_id or now >= ev_start) and admitted >= d_last the
     end
     open_first, open_since = issued + 1, lt
   end
-  d_first, d_last, d_key = ev_first, issued, stored_key
-  ev_state = 2
+  draw()
 end
 if ev ~= ev_id and ev_state ~= 1 and #ev_id > 0 and now >= ev_pq and now < ev_end then
   if random and issued >= open_first then
@@ -251,11 +260,10 @@ if ev ~= ev_id and ev_state ~= 1 and #ev_id > 0 and now >= ev_pq and now < ev_en
   if random then
     open_first, open_since = issued + 1, lt
   end
-  ev, ev_state, ev_first, stored_key = ev_id, 1, issued + 1, ev_key
+  ev, ev_state, ev_first, stored_start, stored_key = ev_id, 1, issued + 1, ev_start, ev_key
   if now >= ev_start and admitted >= d_last then
     -- Entered after its start: an empty pre-queue, drawn at once.
-    d_first, d_last, d_key = ev_first, issued, stored_key
-    ev_state = 2
+    draw()
   end
 end
 local held = ev_state == 1
@@ -285,22 +293,32 @@ end
 -- without the key. Package draw computes the same in Go.
 local P = 67108859
 local ROUNDS = 12
+-- A line that was calling a random window when the script went from four
+-- rounds to ROUNDS finishes that window with four, or some of its tickets
+-- would never be called; every window begun since uses ROUNDS.
+local rounds = tonumber(s[29])
+if not rounds then
+  rounds = ROUNDS
+  if s[1] and was_random and admitted < w_end then
+    rounds = 4
+  end
+end
 local round_keys = {}
 local function keys_for(seed)
   local k = round_keys[seed]
   if k then
     return k
   end
-  local text = random_key .. ':' .. epoch .. ':' .. seed
+  local text, n = random_key .. ':' .. epoch .. ':' .. seed, rounds
   if seed == d_first and d_first <= d_last then
-    text = 'draw:' .. d_key
+    text, n = 'draw:' .. d_key, ROUNDS
   end
   local h = 0
   for i = 1, #text do
     h = (h * 257 + string.byte(text, i) + 1) % P
   end
   k = {}
-  for r = 1, 2 * ROUNDS do
+  for r = 1, 2 * n do
     h = (h * h + 7919 * r + 1) % P
     k[r] = h
   end
@@ -325,7 +343,7 @@ local function permute(i, n, seed)
   local x = i
   repeat
     local l, r = math.floor(x / half), x % half
-    for j = 1, ROUNDS do
+    for j = 1, #k / 2 do
       local y = (r + k[2 * j - 1]) % P
       l, r = r, (l + (y * y + k[2 * j]) % P) % half
     end
@@ -346,7 +364,7 @@ local function ticket_at(p)
   if p > w_end then
     -- The next window: the oldest closed one, or, when none has closed,
     -- the one still filling, cut here so nobody waits for it to fill.
-    w_start = w_end + 1
+    w_start, rounds = w_end + 1, ROUNDS
     local oldest = redis.call('ZPOPMIN', windows)
     if oldest[1] then
       w_end = tonumber(oldest[1])
@@ -405,7 +423,7 @@ local function call_in(limit, available, bounded)
       if t < 0 then
         p_credit = math.max(p_credit - 1, 0)
       else
-        p_credit = math.min(p_credit + earn, 1)
+        p_credit = math.min(p_credit + earn, math.max(earn, 1))
       end
     else
       skips_left = skips_left - 1
@@ -647,7 +665,8 @@ redis.call('HSET', line, 'epoch', epoch, 'issued', issued, 'admitted', admitted,
   'w_start', w_start, 'w_end', w_end, 'open_first', open_first, 'open_since', open_since, 'rkey', random_key,
   'trim_mark', trim_mark, 'trim_at', trim_at, 'p_issued', p_issued, 'p_admitted', p_admitted,
   'p_credit', string.format('%.6f', p_credit), 'p_trim', p_trim, 'ev', ev, 'ev_state', ev_state,
-  'ev_first', ev_first, 'ev_key', stored_key, 'd_first', d_first, 'd_last', d_last, 'd_key', d_key)
+  'ev_first', ev_first, 'ev_start', stored_start, 'ev_key', stored_key, 'd_first', d_first, 'd_last', d_last, 'd_key', d_key,
+  'rounds', rounds)
 local flags = (paused and 1 or 0) + (queue_all and 2 or 0)
 -- The event's figures are for the event passed, and only once entered.
 local state, pq_first, drawn_first, drawn_last = 0, 0, 0, 0

@@ -387,9 +387,10 @@ func TestLargePrequeueIsDrawnInOneCall(t *testing.T) {
 	}
 }
 
-// TestPrequeueWhoseEventGoesIsDrawnAtOnce: nobody is held for ever by an
-// event the operator removed.
-func TestPrequeueWhoseEventGoesIsDrawnAtOnce(t *testing.T) {
+// TestRemovedEventIsDrawnAtItsStart: a call without the event (a stray
+// one, or after the operator removed it) neither draws the pre-queue early
+// nor holds it for ever: it is drawn at the start it was entered with.
+func TestRemovedEventIsDrawnAtItsStart(t *testing.T) {
 	st, _ := newStore(t)
 	p := policy(0, 1, 0)
 	ev := event("removed")
@@ -400,9 +401,11 @@ func TestPrequeueWhoseEventGoesIsDrawnAtOnce(t *testing.T) {
 		l.join(ev.PrequeueFrom)
 	}
 	l.p.Event = nil
-	ln := l.stats(ev.PrequeueFrom.Add(time.Minute))
-	if ln.Admitted != 3 {
-		t.Fatalf("after the event was removed: admitted %d, want the pre-queue drawn and called", ln.Admitted)
+	if ln := l.stats(ev.Starts.Add(-time.Millisecond)); ln.Admitted != 0 {
+		t.Fatalf("a call without the event before its start: admitted %d, want the pre-queue held", ln.Admitted)
+	}
+	if ln := l.stats(ev.Starts); ln.Admitted != 3 {
+		t.Fatalf("at the start, without the event: admitted %d, want the pre-queue drawn and called", ln.Admitted)
 	}
 }
 
