@@ -45,7 +45,14 @@ func (o *Ours) answer(v *Visitor, pl store.Place, now time.Time) Answer {
 	if a.Admitted {
 		v.Session, v.Renewed = pl.Session, now
 	} else {
-		a.Next = o.Room.PollEvery(pl.Ticket - pl.Line.Admitted - 1)
+		// As the edge does (queue's placeOf): the visitor is as far
+		// from the front as the first of their calling group, the
+		// ticket itself in first-come order.
+		from := pl.CallFrom
+		if from == 0 || pl.CallTo < from {
+			from = pl.Ticket
+		}
+		a.Next = o.Room.PollEvery(max(from-pl.Line.Admitted, 1) - 1)
 	}
 	return a
 }
@@ -99,7 +106,12 @@ func (o *Ours) CalledIn(ctx context.Context, minute time.Time) (int64, error) {
 // CalledTickets implements CalledLister. The script keeps the called
 // tickets in its third key.
 func (o *Ours) CalledTickets(ctx context.Context) ([]int64, error) {
-	v, err := do(o.Redis, "ZRANGE", o.Store.Keys(o.Room.Name)[2], "0", "-1")
+	return calledTickets(o.Redis, o.Store.Keys(o.Room.Name)[2])
+}
+
+// calledTickets reads the script's set of called tickets, at key.
+func calledTickets(redis *resp.Pool, key string) ([]int64, error) {
+	v, err := do(redis, "ZRANGE", key, "0", "-1")
 	if err != nil {
 		return nil, err
 	}
