@@ -423,7 +423,9 @@ local function call_in(limit, available, bounded)
       if t < 0 then
         p_credit = math.max(p_credit - 1, 0)
       else
-        p_credit = math.min(p_credit + earn, math.max(earn, 1))
+        -- What is short of a call carries over, so the lane gets its
+        -- share exactly (0.3, 0.9, ...); an idle lane banks one turn.
+        p_credit = math.min(p_credit + earn, 1 + earn)
       end
     else
       skips_left = skips_left - 1
