@@ -423,9 +423,14 @@ local function call_in(limit, available, bounded)
       if t < 0 then
         p_credit = math.max(p_credit - 1, 0)
       else
-        -- What is short of a call carries over, so the lane gets its
-        -- share exactly (0.3, 0.9, ...); an idle lane banks one turn.
-        p_credit = math.min(p_credit + earn, 1 + earn)
+        -- What is short of a call carries over while the lane waits, so
+        -- it gets its share exactly (0.3, 0.9, ...); an idle lane (or one
+        -- held for a draw) banks one call at most.
+        local bank = 1
+        if p_admitted < p_issued and not held then
+          bank = 1 + earn
+        end
+        p_credit = math.min(p_credit + earn, bank)
       end
     else
       skips_left = skips_left - 1
