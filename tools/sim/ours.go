@@ -29,13 +29,13 @@ func (o *Ours) Name() string { return "edge waiting room" }
 // Join implements Policy. The visitor's own id is their arrival id; the
 // store names the session when they are admitted.
 func (o *Ours) Join(ctx context.Context, v *Visitor, now time.Time) (Answer, error) {
-	pl, err := o.Store.Join(ctx, o.Room.Name, o.Room.Policy(), v.Session, now)
+	pl, err := o.Store.Join(ctx, o.Room.Name, o.Room.Policy(now), v.Session, now)
 	return o.answer(v, pl, now), err
 }
 
 // Poll implements Policy.
 func (o *Ours) Poll(ctx context.Context, v *Visitor, now time.Time) (Answer, error) {
-	pl, err := o.Store.Poll(ctx, o.Room.Name, o.Room.Policy(), store.Ticket{Number: v.Ticket, Epoch: v.Epoch}, now)
+	pl, err := o.Store.Poll(ctx, o.Room.Name, o.Room.Policy(now), store.Ticket{Number: v.Ticket, Epoch: v.Epoch}, now)
 	return o.answer(v, pl, now), err
 }
 
@@ -63,7 +63,7 @@ func (o *Ours) Visit(ctx context.Context, v *Visitor, now time.Time) (int, error
 	if now.Sub(v.Renewed) < o.Room.Heartbeat() {
 		return 0, nil
 	}
-	ok, _, err := o.Store.Renew(ctx, o.Room.Name, o.Room.Policy(), o.session(v), now)
+	ok, _, err := o.Store.Renew(ctx, o.Room.Name, o.Room.Policy(now), o.session(v), now)
 	if err == nil && !ok {
 		err = errSessionLapsed(now.Sub(v.Renewed))
 	}
@@ -73,7 +73,7 @@ func (o *Ours) Visit(ctx context.Context, v *Visitor, now time.Time) (int, error
 
 // Leave implements Policy.
 func (o *Ours) Leave(ctx context.Context, v *Visitor, now time.Time) (int, error) {
-	_, err := o.Store.End(ctx, o.Room.Name, o.Room.Policy(), o.session(v), now)
+	_, err := o.Store.End(ctx, o.Room.Name, o.Room.Policy(now), o.session(v), now)
 	return 1, err
 }
 
@@ -85,7 +85,7 @@ func (o *Ours) session(v *Visitor) store.SessionRef {
 
 // Held implements Policy: live sessions and called visitors.
 func (o *Ours) Held(ctx context.Context, now time.Time) (int64, bool, error) {
-	l, err := o.Store.Stats(ctx, o.Room.Name, o.Room.Policy(), now)
+	l, err := o.Store.Stats(ctx, o.Room.Name, o.Room.Policy(now), now)
 	return l.Active + l.Called, true, err
 }
 
