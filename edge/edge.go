@@ -76,6 +76,10 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 		s.leave(ctx, w, r, settings)
 		return
 	}
+	if path == InvitePath {
+		s.invite(ctx, w, r, t, settings)
+		return
+	}
 	room, protected := queue.Judge(settings.Rooms, t.host, path, t.path.Loose)
 	if room == nil {
 		if settings.RoomsBroken {

@@ -70,6 +70,9 @@ type placeJSON struct {
 	Paused               bool   `json:"paused"`
 	EstimatedWaitSeconds *int64 `json:"estimated_wait_seconds"`
 	RefreshSeconds       int    `json:"refresh_seconds"`
+	// Priority marks a place in the priority lane (an invite's): its
+	// ticket is below zero, and now_serving and issued count that lane.
+	Priority bool `json:"priority,omitempty"`
 	// A random room calls the visitor's group in a shuffled order: the
 	// figures above are then the earliest, these the latest.
 	Random                  bool   `json:"random,omitempty"`
@@ -103,12 +106,16 @@ func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 		status = fmt.Sprintf("The site is busy. Visitors who arrived within the same %d seconds form a group and are let in in a random order; %s ahead of yours.",
 			room.RandomWindow, plural(pl.GroupsAhead, "group is", "groups are"))
 	}
+	if pl.Priority {
+		status = priorityStatus(room)
+	}
 	if pl.Paused {
 		status = "Entry is paused for the moment; your place is kept."
 	}
 	if wantsJSON(r) {
 		doc := placeJSON{Room: room.Name, Status: "waiting", Ticket: pl.Ticket, Position: pl.Ahead + 1, Ahead: pl.Ahead,
 			NowServing: pl.Admitted, Issued: pl.Issued, Paused: pl.Paused, RefreshSeconds: int(pl.PollEvery / time.Second)}
+		doc.Priority = pl.Priority
 		if pl.WaitKnown {
 			secs := int64(pl.WaitMin / time.Second)
 			doc.EstimatedWaitSeconds = &secs
@@ -128,10 +135,11 @@ func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 		ahead = fmt.Sprintf("between %d and %d", pl.Ahead, pl.AheadMax)
 		position = fmt.Sprintf("%d–%d", pl.Ahead+1, pl.AheadMax+1)
 	}
+	ticket, serving := laneNumbers(pl)
 	s.page(w, room.QueueStatusCode, room.Template, templates.Queue, map[string]string{
-		"room": room.Name, "ticket": strconv.FormatInt(pl.Ticket, 10),
+		"room": room.Name, "ticket": ticket,
 		"position": position, "ahead": ahead,
-		"now_serving": strconv.FormatInt(pl.Admitted, 10), "issued": strconv.FormatInt(pl.Issued, 10),
+		"now_serving": serving, "issued": strconv.FormatInt(pl.Issued, 10),
 		"wait": describeWait(pl), "refresh_seconds": refresh, "status": status,
 	})
 }

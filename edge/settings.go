@@ -163,7 +163,8 @@ func LoadSettings(c Config) Settings {
 // ("/" or "//" would make the whole site the panel), in the normal form
 // requests are matched in (no dot segments, no repeated slashes), of
 // A-Z, a-z, 0-9, "-", ".", "_", "~" and "/" only (nothing to escape, no
-// query), and must not hold the departure beacon's path.
+// query), and must not hold the departure beacon's path nor the invite
+// links'.
 func checkAdminPath(v string) string {
 	p := strings.TrimSuffix(v, "/")
 	if !strings.HasPrefix(p, "/") || len(p) < 2 {
@@ -180,6 +181,9 @@ func checkAdminPath(v string) string {
 	}
 	if LeavePath == p || strings.HasPrefix(LeavePath, p+"/") {
 		return "must not hold " + LeavePath + ", the departure beacon's path"
+	}
+	if InvitePath == p || strings.HasPrefix(InvitePath, p+"/") {
+		return "must not hold " + InvitePath + ", the invite links' path"
 	}
 	return ""
 }

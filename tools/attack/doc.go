@@ -90,6 +90,19 @@
 //     the next polls get that same session: no new ticket at the back,
 //     no second place.
 //
+// # Invite links (invites_test.go)
+//
+//   - TestAnInvitedVisitorIsCalledAheadWithinTheShare: three visitors
+//     invited after ten others joined a full room hold priority places
+//     (the queue page says so) and are called first, but one in five
+//     admissions (priority_share 0.2) while the others wait.
+//   - TestASingleUseInviteSeatsOneClient: a single-use link followed again
+//     by its client, with its cookie or without, keeps one place; another
+//     client is refused with a 410 page and a log line saying why.
+//   - TestATamperedInviteIsRefusedWithoutAStoreCall: a changed code gets a
+//     400 page and no store call; eleven refused links in a minute put
+//     the client in the penalty box (429), good link or not.
+//
 // Not here: the edge's clock cannot be set over HTTP; the store's own
 // tests cover a clock that jumps.
 package attack

@@ -1,0 +1,206 @@
+// Invite links: GET /_wr/invite?code=… seats the visitor in a room's
+// priority lane and sends them on to the invite's page.
+
+package edge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/urlnorm"
+	"github.com/fastly/compute-sdk-go/fsthttp"
+)
+
+// InvitePath is where invite links point: InvitePath + "?code=" + a code
+// from queue.KeySet.MintInvite.
+const InvitePath = "/_wr/invite"
+
+// Refused invites: more than maxBadInvites in a minute from one client
+// (ClientKey) put it in the penalty box for badInvitePenalty, where every
+// invite link it follows is refused before its code is read. Codes are
+// signed, so guessing one is hopeless anyway; the box makes a flood of
+// them cost an Edge Rate Limiting lookup each, not an HMAC (nor, for a
+// used-up code replayed, a store call).
+const (
+	maxBadInvites    = 10
+	badInvitePenalty = 5 * time.Minute
+	// badInvites names the counter and the penalty box in Limits.
+	badInvites = "invite_refused"
+)
+
+// invite answers an invite link: a valid code gets the room's pass
+// cookie for a place in its priority lane (as the line sets it) and a 303
+// to the invite's path; anything else, a page saying what is wrong with
+// the link and a log line saying why.
+func (s *Service) invite(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, t target, settings Settings) {
+	w.Header().Set("Cache-Control", "no-store")
+	if r.Method != fsthttp.MethodGet {
+		// Not even HEAD: link checkers send it, and must not take a use.
+		w.Header().Set("Allow", "GET")
+		w.WriteHeader(fsthttp.StatusMethodNotAllowed)
+		return
+	}
+	if !s.guard(w, r, t, settings) {
+		return
+	}
+	client := clientKey(r)
+	if s.boxedForInvites(client) {
+		s.Logf("invite: refused: client %q followed more than %d bad invite links in a minute", client, maxBadInvites)
+		w.Header().Set("Retry-After", strconv.Itoa(int(badInvitePenalty/time.Second)))
+		s.problem(w, fsthttp.StatusTooManyRequests, "Too many invalid invitation links",
+			"This network has followed many invitation links that were not valid. Please wait a few minutes and try again.")
+		return
+	}
+	gate, err := s.gate(settings)
+	if err != nil {
+		var setup *SetupError
+		if errors.As(err, &setup) {
+			s.notSetUp(w, setup)
+			return
+		}
+		s.Logf("invite: cannot run the line: %v", err)
+		s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
+			"Invitations cannot be accepted at the moment. Please try the link again in a minute.")
+		return
+	}
+	inv, err := gate.Keys.ParseInvite(r.URL.Query().Get("code"), s.Now)
+	if err != nil {
+		s.inviteRefused(w, client, err)
+		return
+	}
+	room := s.inviteRoom(settings, t.host, inv)
+	if room == nil {
+		if settings.RoomsBroken {
+			s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
+				"This site's waiting room is being set up. Please try the link again in a minute.")
+			return
+		}
+		s.inviteRefused(w, client, fmt.Errorf("%w: %w: no room %q takes %q on host %q", queue.ErrBadInvite, queue.ErrInviteWrongRoom, inv.Room, inv.To, t.host))
+		return
+	}
+	d, err := gate.Invited(ctx, room, inv, s.visitor(r, room))
+	if err != nil {
+		s.inviteRefused(w, client, err)
+		return
+	}
+	switch d.Action {
+	case queue.Admit, queue.Wait:
+		if d.FailOpen {
+			s.Logf("room %s: invite %s (%s): %v", room.Name, inv.ID, d.Why, d.Err)
+			if unresolvable(d.Err) {
+				s.Logf("setup: %v", backendUnresolvable("upstash", upstashExample))
+			}
+		} else {
+			s.Logf("room %s: invite %s: %s (%s)", room.Name, inv.ID, d.Action, d.Why)
+		}
+		if c := s.cookie(room, d); c != "" {
+			w.Header().Add("Set-Cookie", c)
+		}
+		w.Header().Set("Location", inv.To)
+		s.problem(w, fsthttp.StatusSeeOther, "Taking you to your place", "You are being taken to the site.")
+	case queue.Closed:
+		w.Header().Set("Retry-After", "300")
+		s.problem(w, fsthttp.StatusServiceUnavailable, "Closed for now",
+			"This part of the site is closed at the moment. Please come back later; your invitation has not been used.")
+	default:
+		s.Logf("room %s: invite %s: busy (%s): %v", room.Name, inv.ID, d.Why, d.Err)
+		if unresolvable(d.Err) {
+			s.notSetUp(w, backendUnresolvable("upstash", upstashExample))
+			return
+		}
+		// The busy page refreshes itself, following the link again.
+		s.busy(w, r, room)
+	}
+}
+
+// inviteRoom is the room inv opens on host: its own, when that room serves
+// host and its line, as the rules judge it there, holds inv's path (an
+// earlier room on the same paths would take the visitor's request); else
+// nil.
+func (s *Service) inviteRoom(settings Settings, host string, inv queue.Invite) *queue.Room {
+	p, err := urlnorm.ParsePath(inv.To)
+	if err != nil {
+		return nil
+	}
+	room, protected := queue.Judge(settings.Rooms, host, p.Literal, p.Loose)
+	if !protected || room.Name != inv.Room {
+		return nil
+	}
+	return room
+}
+
+// boxedForInvites reports whether client is in the penalty box for bad
+// invite links. A Limits that fails limits nothing, and says so.
+func (s *Service) boxedForInvites(client string) bool {
+	if s.Limits == nil || client == "" {
+		return false
+	}
+	in, err := s.Limits.Penalized(badInvites, client)
+	if err != nil {
+		s.Logf("invite: %v; bad invite links not limited", err)
+	}
+	return in
+}
+
+// inviteRefused answers a refused invite link with a page saying what is
+// wrong with it in the visitor's terms, logs the reason in the operator's,
+// and counts it against the client.
+func (s *Service) inviteRefused(w fsthttp.ResponseWriter, client string, err error) {
+	s.Logf("invite: refused for %q: %v", client, err)
+	s.countBadInvite(client)
+	switch {
+	case errors.Is(err, queue.ErrInviteExpired):
+		s.problem(w, fsthttp.StatusGone, "This invitation has expired",
+			"The invitation link you followed is no longer valid. Ask whoever sent it for a new one.")
+	case errors.Is(err, queue.ErrInviteSpent):
+		s.problem(w, fsthttp.StatusGone, "This invitation has been used",
+			"Every place this invitation offered has been taken. If you used it before, go back to the page it took you to in the same browser.")
+	case errors.Is(err, queue.ErrInviteNotYetValid):
+		s.problem(w, fsthttp.StatusForbidden, "This invitation is not valid yet",
+			"The invitation link you followed opens later. Please follow it again at the time you were given.")
+	case errors.Is(err, queue.ErrInviteWrongRoom), errors.Is(err, queue.ErrInvitePath), errors.Is(err, queue.ErrNoPriorityLane):
+		s.problem(w, fsthttp.StatusNotFound, "This invitation is not valid here",
+			"The invitation link you followed is not for this part of the site, or this site no longer takes invitations.")
+	default:
+		s.problem(w, fsthttp.StatusBadRequest, "This invitation link is not valid",
+			"The invitation link you followed is incomplete or was changed. Copy the whole link, or ask whoever sent it for a new one.")
+	}
+}
+
+// countBadInvite counts a refused invite link against client, and puts a
+// client over maxBadInvites a minute in the penalty box.
+func (s *Service) countBadInvite(client string) {
+	if s.Limits == nil || client == "" {
+		return
+	}
+	n, err := s.Limits.Count(badInvites, client)
+	if err == nil && n > maxBadInvites {
+		err = s.Limits.Penalize(badInvites, client, badInvitePenalty)
+		if err == nil {
+			s.Logf("invite: %d bad invite links in a minute from %s: refused for %v", n, client, badInvitePenalty)
+		}
+	}
+	if err != nil {
+		s.Logf("invite: %v; bad invite links not limited", err)
+	}
+}
+
+// priorityStatus tells a visitor in the priority lane what their place is.
+func priorityStatus(room *queue.Room) string {
+	return fmt.Sprintf("You hold a priority place: invited visitors are let in ahead of the line, with up to %d%% of the places, so the line keeps moving too.",
+		int(room.PriorityShare*100+0.5))
+}
+
+// laneNumbers are pl's ticket and now-serving numbers as the queue page
+// shows them: in the priority lane, whose tickets the store numbers -1,
+// -2, ..., "P1", "P2", ...
+func laneNumbers(pl queue.Place) (ticket, serving string) {
+	if pl.Priority {
+		return "P" + strconv.FormatInt(-pl.Ticket, 10), "P" + strconv.FormatInt(pl.Admitted, 10)
+	}
+	return strconv.FormatInt(pl.Ticket, 10), strconv.FormatInt(pl.Admitted, 10)
+}
