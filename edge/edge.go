@@ -136,6 +136,25 @@ func (s *Service) gate(settings Settings) (*queue.Gate, error) {
 	return g, nil
 }
 
+// lineGate is gate for a request the line must answer: what the operator
+// has to set gets the setup page, any other failure a 503 page logged
+// under who; ok is false when it has answered.
+func (s *Service) lineGate(w fsthttp.ResponseWriter, settings Settings, who string) (gate *queue.Gate, ok bool) {
+	gate, err := s.gate(settings)
+	if err == nil {
+		return gate, true
+	}
+	var setup *SetupError
+	if errors.As(err, &setup) {
+		s.notSetUp(w, setup)
+		return nil, false
+	}
+	s.Logf("%s: cannot run the line: %v", who, err)
+	s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
+		"This site's waiting room is not configured yet. Please try again in a minute.")
+	return nil, false
+}
+
 // secret reads a secret the line cannot run without. What the operator has
 // to fix comes back as a *SetupError; a failure to read, as a plain error.
 func (s *Service) secret(name string) ([]byte, error) {

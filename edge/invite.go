@@ -55,16 +55,8 @@ func (s *Service) invite(ctx context.Context, w fsthttp.ResponseWriter, r *fstht
 			"This network has followed many invitation links that were not valid. Please wait a few minutes and try again.")
 		return
 	}
-	gate, err := s.gate(settings)
-	if err != nil {
-		var setup *SetupError
-		if errors.As(err, &setup) {
-			s.notSetUp(w, setup)
-			return
-		}
-		s.Logf("invite: cannot run the line: %v", err)
-		s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
-			"Invitations cannot be accepted at the moment. Please try the link again in a minute.")
+	gate, ok := s.lineGate(w, settings, "invite")
+	if !ok {
 		return
 	}
 	inv, err := gate.Keys.ParseInvite(r.URL.Query().Get("code"), s.Now)

@@ -5,7 +5,6 @@ package edge
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
@@ -16,16 +15,8 @@ import (
 // enter runs a request to room through the line.
 func (s *Service) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, settings Settings, room *queue.Room) {
 	room = room.At(s.Now)
-	gate, err := s.gate(settings)
-	if err != nil {
-		var setup *SetupError
-		if errors.As(err, &setup) {
-			s.notSetUp(w, setup)
-			return
-		}
-		s.Logf("room %s: cannot run the line: %v", room.Name, err)
-		s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
-			"This site's waiting room is not configured yet. Please try again in a minute.")
+	gate, ok := s.lineGate(w, settings, "room "+room.Name)
+	if !ok {
 		return
 	}
 	d := gate.Decide(ctx, room, s.visitor(r, room))

@@ -7,6 +7,21 @@ import (
 	"github.com/edgequeue/waitingroom/store"
 )
 
+// pausedLanes is a paused room whose priority lane takes share, driven
+// quietly (no calls but the test's).
+func pausedLanes(t *testing.T, share float64) (*store.Upstash, store.Policy, *line) {
+	t.Helper()
+	st, _ := newStore(t)
+	p := policy(0, 1, 0)
+	p.PriorityShare = share
+	l := newLine(t, st, p)
+	l.quiet = true
+	if _, err := st.Control(ctx, "r", p, store.Pause, t0); err != nil {
+		t.Fatal(err)
+	}
+	return st, p, l
+}
+
 // TestPriorityLaneTakesItsShareExactly: with both lanes full, every run
 // of calls gives the priority lane its share, within one call either way,
 // for shares that are no fraction 1/n (0.3) and above a half (up to
@@ -16,14 +31,7 @@ import (
 func TestPriorityLaneTakesItsShareExactly(t *testing.T) {
 	for _, share := range []float64{0.3, 0.6, 0.9} {
 		t.Run(fmt.Sprint(share), func(t *testing.T) {
-			st, _ := newStore(t)
-			p := policy(0, 1, 0)
-			p.PriorityShare = share
-			l := newLine(t, st, p)
-			l.quiet = true
-			if _, err := st.Control(ctx, "r", p, store.Pause, t0); err != nil {
-				t.Fatal(err)
-			}
+			st, p, l := pausedLanes(t, share)
 			const n, idle = 100, 20
 			for i := 0; i < n+idle; i++ {
 				l.join(t0)

@@ -69,14 +69,7 @@ func invite(id string, uses int) store.Invite {
 func TestPriorityLaneTakesAtMostItsShare(t *testing.T) {
 	for _, share := range []float64{0.2, 0.5} {
 		t.Run(fmt.Sprint(share), func(t *testing.T) {
-			st, _ := newStore(t)
-			p := policy(0, 1, 0)
-			p.PriorityShare = share
-			l := newLine(t, st, p)
-			l.quiet = true
-			if _, err := st.Control(ctx, "r", p, store.Pause, t0); err != nil {
-				t.Fatal(err)
-			}
+			_, _, l := pausedLanes(t, share)
 			for i := 0; i < 40; i++ {
 				l.join(t0)
 			}
@@ -122,14 +115,7 @@ func TestPriorityLaneTakesAtMostItsShare(t *testing.T) {
 }
 
 func TestInviteUsesAreCountedInTheStore(t *testing.T) {
-	st, _ := newStore(t)
-	p := policy(0, 1, 0)
-	p.PriorityShare = 0.2
-	l := newLine(t, st, p)
-	l.quiet = true
-	if _, err := st.Control(ctx, "r", p, store.Pause, t0); err != nil {
-		t.Fatal(err)
-	}
+	st, p, l := pausedLanes(t, 0.2)
 	inv := invite("twice", 2)
 	a := l.vip("a", inv, t0)
 	b := l.vip("b", inv, t0)
