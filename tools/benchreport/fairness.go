@@ -41,9 +41,9 @@ func Fairness(res Results) string {
 		}
 	}
 	for _, d := range res.Draws {
-		source, group := "the draw: package draw", fmt.Sprintf("%d tickets × %s keys", d.Tickets, thousands(float64(d.Draws)))
+		source, group := "the draw: package draw", fmt.Sprintf("%d tickets × %s keys (%s different draws)", d.Tickets, thousands(float64(d.Draws)), thousands(float64(d.Distinct)))
 		if d.Store {
-			source, group = "the draw: the store's script on Redis", fmt.Sprintf("%d tickets × %s draws", d.Tickets, thousands(float64(d.Draws)))
+			source, group = "the draw: the store's script on Redis", fmt.Sprintf("%d tickets × %s draws (%s different)", d.Tickets, thousands(float64(d.Draws)), thousands(float64(d.Distinct)))
 		}
 		w("| %s | %s | – | – | – | %.1f / %d / %.1f | %s |\n", source, group, d.Stat, d.DOF, d.Critical, drawMeaning(d))
 	}
@@ -59,7 +59,7 @@ func Fairness(res Results) string {
 		w("- **store calls per admitted visitor** in these runs: %s. A waiting visitor polls every %s once the first ticket of their calling group is near the front, as the edge's queue page does (`queue.Room.PollEvery`): in a random-order window and in a drawn pre-queue (from its opening) that is the whole group at once.\n",
 			strings.Join(costs, "; "), queue.FastPoll)
 	}
-	w("- **chi-square**: Pearson's statistic of the table counting how often each ticket of a drawn pre-queue was called at each place, against every place equally likely, with (tickets − 1)² degrees of freedom; a fair draw exceeds the 0.1%% critical value once in a thousand. *package draw* computes the order the script uses for many keys (`draw.ChiSquare`); *the store's script on Redis* makes real draws, each in a room of its own with its own key: the tickets join a paused room's pre-queue and, once it is drawn, the operator's admit calls them one at a time, which shows the order; each order is also compared with the one package draw computes from the key the store revealed.\n")
+	w("- **chi-square**: Pearson's statistic of the table counting how often each ticket of a drawn pre-queue was called at each place, against every place equally likely, with (tickets − 1)² degrees of freedom; a fair draw exceeds the 0.1%% critical value once in a thousand. *package draw* computes the order the script uses for many keys like the store's (64 hex digits; `draw.ChiSquare`); *different draws* counts the different round keys among them: all of a draw's round keys follow from one number below a prime under 2^26, squared first, so there are fewer than 2^25 different draws, and among many keys a few repeat another's order, a slight excess the test sees; *the store's script on Redis* makes real draws, each in a room of its own with its own key: the tickets join a paused room's pre-queue and, once it is drawn, the operator's admit calls them one at a time, which shows the order; each order is also compared with the one package draw computes from the key the store revealed.\n")
 	return b.String()
 }
 
@@ -89,6 +89,10 @@ func tauText(t sim.Tau) string {
 		return "n/a (no pair compared)"
 	case t.Discordant == 0:
 		return fmt.Sprintf("0 (of %s pairs)", thousands(float64(t.Compared)))
+	case d < 0.001:
+		// Two significant digits, and the pairs themselves.
+		digits := 1 - int(math.Floor(math.Log10(d)))
+		return fmt.Sprintf("%s (%s of %s pairs)", strconv.FormatFloat(d, 'f', digits, 64), thousands(float64(t.Discordant)), thousands(float64(t.Compared)))
 	}
 	return strconv.FormatFloat(d, 'f', 4, 64)
 }
@@ -102,15 +106,17 @@ func partMeaning(f sim.Fairness, i int) string {
 		return "arriving early in the pre-queue buys nothing: an order drawn at random is 0.5."
 	case f.Scenario.Prequeue > 0:
 		later := fmt.Sprintf("%s tickets from after the start were called before a pre-queue ticket", thousands(float64(f.LaterCalledFirst)))
+		var out []string
 		if f.LaterCalledFirst > 0 {
-			later = "**" + later + ": a defect.**"
-		} else {
-			later += " (the whole pre-queue goes first)"
+			out = append(out, "**"+later+": a defect.**")
 		}
 		if p.Called.Discordant > 0 {
-			return later + "; " + defect
+			out = append(out, defect)
 		}
-		return fmt.Sprintf("%s; then first come, first served; %s arrivals after the start got in before the pre-queue's last (by their polls' timing).",
+		if len(out) > 0 {
+			return strings.Join(out, " ")
+		}
+		return fmt.Sprintf("%s (the whole pre-queue goes first); then first come, first served; %s arrivals after the start got in before the pre-queue's last (by their polls' timing).",
 			later, thousands(float64(f.LaterAdmittedFirst)))
 	case f.Scenario.Order != "":
 		return "reordered only within each window of arrivals: a random order of everyone would be 0.5."

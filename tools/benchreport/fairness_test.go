@@ -38,31 +38,31 @@ func TestFairnessSection(t *testing.T) {
 				fairRun(event, 0, [2]int64{249000, 499500}, [2]int64{0, 1000}),
 			},
 			Draws: []sim.DrawFairness{
-				{Tickets: 10, Draws: 100000, Stat: 85.25, DOF: 81, Critical: 124.84},
-				{Store: true, Tickets: 10, Draws: 1000, Stat: 70.4, DOF: 81, Critical: 124.84, Agreed: 1000},
+				{Tickets: 10, Draws: 100000, Stat: 85.25, DOF: 81, Critical: 124.84, Distinct: 99850},
+				{Store: true, Tickets: 10, Draws: 1000, Stat: 70.4, DOF: 81, Critical: 124.84, Agreed: 1000, Distinct: 1000},
 			}},
 			[]string{
 				"| first come, first served | everyone | 1,000 (900) | 0 (of 499,500 pairs) | 0 (of 499,500 pairs) | – | first come, first served exactly: no ticket called before an earlier one. |",
 				"| random order, 60 s windows | everyone | 1,000 (900) | 0.0247 | 0.0494 | – | reordered only within each window",
 				"| scheduled event, 5-minute pre-queue drawn | pre-queue | 1,000 (900) | 0.4985 | 0.9970 | – | arriving early in the pre-queue buys nothing",
 				"| scheduled event, 5-minute pre-queue drawn | arrivals after the start | 1,000 (900) | 0 (of 1,000 pairs) | 0 (of 1,000 pairs) | – | 0 tickets from after the start were called before a pre-queue ticket (the whole pre-queue goes first); then first come, first served; 3 arrivals",
-				"| the draw: package draw | 10 tickets × 100,000 keys | – | – | – | 85.2 / 81 / 124.8 | within the critical value",
-				"| the draw: the store's script on Redis | 10 tickets × 1,000 draws | – | – | – | 70.4 / 81 / 124.8 | within the critical value: no ticket likelier than another at any place. Every one of the 1,000 orders was the one package draw computes",
+				"| the draw: package draw | 10 tickets × 100,000 keys (99,850 different draws) | – | – | – | 85.2 / 81 / 124.8 | within the critical value",
+				"| the draw: the store's script on Redis | 10 tickets × 1,000 draws (1,000 different) | – | – | – | 70.4 / 81 / 124.8 | within the critical value: no ticket likelier than another at any place. Every one of the 1,000 orders was the one package draw computes",
 				"drawn 5m0s later", "first come, first served 12.34;",
 			},
 			[]string{"a fairness defect.**", "a defect.**", "**above", "**Only"}},
 		{"defects", Results{
 			Fairness: []sim.Fairness{
 				fairRun(fifo, 0, [2]int64{7, 499500}),
-				fairRun(event, 2, [2]int64{249000, 499500}, [2]int64{0, 1000}),
+				fairRun(event, 2, [2]int64{249000, 499500}, [2]int64{5, 1000}),
 			},
 			Draws: []sim.DrawFairness{
 				{Tickets: 10, Draws: 100000, Stat: 300, DOF: 81, Critical: 124.84},
 				{Store: true, Tickets: 10, Draws: 1000, Stat: 70.4, DOF: 81, Critical: 124.84, Agreed: 999},
 			}},
 			[]string{
-				"| first come, first served | everyone | 1,000 (900) | 0.0000 | 0.0000 | – | **7 pairs called out of arrival order: a fairness defect.** |",
-				"**2 tickets from after the start were called before a pre-queue ticket: a defect.**",
+				"| first come, first served | everyone | 1,000 (900) | 0.000014 (7 of 499,500 pairs) | 0.000028 (14 of 499,500 pairs) | – | **7 pairs called out of arrival order: a fairness defect.** |",
+				"| arrivals after the start | 1,000 (900) | 0.0050 | 0.0100 | – | **2 tickets from after the start were called before a pre-queue ticket: a defect.** **5 pairs called out of arrival order: a fairness defect.** |",
 				"| 300.0 / 81 / 124.8 | **above the critical value: some places are likelier than others for some tickets.** |",
 				"**Only 999 of the 1,000 orders were the one package draw computes from the revealed key.**",
 			},

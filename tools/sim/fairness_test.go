@@ -96,6 +96,9 @@ func TestDrawFairness(t *testing.T) {
 		if d.DOF != 16 || d.Critical != ChiSquareCritical(16, Significance) || !(d.Stat > 0) {
 			t.Errorf("%+v: want 16 degrees of freedom, the 0.1%% critical value and a figure", d)
 		}
+		if d.Distinct < d.Draws*99/100 || d.Distinct > d.Draws {
+			t.Errorf("%d different draws among %d keys, want nearly all", d.Distinct, d.Draws)
+		}
 		if !d.Fair() {
 			t.Errorf("chi-square %.1f above the critical value %.1f", d.Stat, d.Critical)
 		}

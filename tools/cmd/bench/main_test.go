@@ -36,8 +36,8 @@ func TestRun(t *testing.T) {
 		"| metric | edge waiting room | two-counter (model) | ratio | unordered gate (model) | ratio |",
 		"](docs/flashcrowd.svg)", "| join | Go | 64 |", "| queue | Sign | 4,348 |", "1,000 visitors, 200 of them in the first minute",
 		"\n## Bot floods\n", "| 20 bot joins/s for 10s | before |", "| 20 bot joins/s for 10s | after |",
-		"\n## Fairness\n", "| first come, first served | everyone |", "| the draw: package draw | 5 tickets × 2,000 keys |",
-		"| the draw: the store's script on Redis | 5 tickets × 20 draws |",
+		"\n## Fairness\n", "| first come, first served | everyone |", "| the draw: package draw | 5 tickets × 2,000 keys (2,000 different draws) |",
+		"| the draw: the store's script on Redis | 5 tickets × 20 draws (20 different) |",
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("BENCHMARKS.md lacks %q", want)
@@ -104,7 +104,7 @@ func TestRunFairness(t *testing.T) {
 	if !strings.Contains(later, "| 0 (of ") || !strings.Contains(later, "| 0 tickets from after the start were called before a pre-queue ticket") {
 		t.Errorf("after the start: %q, want first come, first served and nobody before the pre-queue", later)
 	}
-	if draw := rows["| the draw: the store's script on Redis | 5 tickets × 20 draws"]; !strings.Contains(draw, "/ 16 / 39.3 | within the critical value") {
+	if draw := rows["| the draw: the store's script on Redis | 5 tickets × 20 draws (20 different)"]; !strings.Contains(draw, "/ 16 / 39.3 | within the critical value") {
 		t.Errorf("the store's draw: %q", draw)
 	}
 }
