@@ -79,6 +79,40 @@ type placeJSON struct {
 	AheadMax                *int64 `json:"ahead_max,omitempty"`
 	GroupsAhead             *int64 `json:"groups_ahead,omitempty"`
 	EstimatedWaitMaxSeconds *int64 `json:"estimated_wait_max_seconds,omitempty"`
+	// Event is the scheduled sale the room is in.
+	Event *eventJSON `json:"event,omitempty"`
+}
+
+// eventJSON is a scheduled sale as a waiting visitor's client sees it.
+// Commitment is the SHA-256 (hex) of the draw key, published when the
+// pre-queue opens; Key is published once the pre-queue is drawn, so a
+// client can check the draw (package draw recomputes the order).
+type eventJSON struct {
+	Name       string `json:"name"`
+	Starts     string `json:"starts"`
+	Phase      string `json:"phase"`
+	InPrequeue bool   `json:"in_prequeue"`
+	Drawn      bool   `json:"drawn_place"`
+	Commitment string `json:"draw_commitment"`
+	Key        string `json:"draw_key,omitempty"`
+	// OpensInSeconds counts down to the start while in the pre-queue.
+	OpensInSeconds *int64 `json:"opens_in_seconds,omitempty"`
+}
+
+func eventDoc(e *queue.EventPlace, now time.Time) *eventJSON {
+	if e == nil {
+		return nil
+	}
+	doc := &eventJSON{Name: e.Name, Starts: e.Starts.Format(time.RFC3339), Phase: "drawn",
+		InPrequeue: e.Prequeue, Drawn: e.Drawn, Commitment: e.Commitment, Key: e.Key}
+	if e.Key == "" {
+		doc.Phase = "prequeue"
+	}
+	if e.Prequeue {
+		secs := int64(max(e.Starts.Sub(now), 0) / time.Second)
+		doc.OpensInSeconds = &secs
+	}
+	return doc
 }
 
 // busyJSON is the busy page for clients that ask for JSON.
@@ -101,8 +135,16 @@ func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 	if c := s.cookie(room, d); c != "" {
 		h.Add("Set-Cookie", c)
 	}
+	if e := pl.Event; e != nil && e.Prequeue {
+		s.prequeuePage(w, r, room, d, refresh)
+		return
+	}
 	status := "The site is busy, so visitors are let in in the order they arrived."
-	if pl.Random {
+	switch e := pl.Event; {
+	case e != nil && e.Drawn:
+		status = fmt.Sprintf("The sale opened at %s. Everyone in its pre-queue was given a place in line by a random draw; your turn comes somewhere in that range.",
+			e.Starts.Format("15:04 UTC, 2 January"))
+	case pl.Random:
 		status = fmt.Sprintf("The site is busy. Visitors who arrived within the same %d seconds form a group and are let in in a random order; %s ahead of yours.",
 			room.RandomWindow, plural(pl.GroupsAhead, "group is", "groups are"))
 	}
@@ -114,13 +156,14 @@ func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 	}
 	if wantsJSON(r) {
 		doc := placeJSON{Room: room.Name, Status: "waiting", Ticket: pl.Ticket, Position: pl.Ahead + 1, Ahead: pl.Ahead,
-			NowServing: pl.Admitted, Issued: pl.Issued, Paused: pl.Paused, RefreshSeconds: int(pl.PollEvery / time.Second)}
+			NowServing: pl.Admitted, Issued: pl.Issued, Paused: pl.Paused, RefreshSeconds: int(pl.PollEvery / time.Second),
+			Event: eventDoc(pl.Event, s.Now)}
 		doc.Priority = pl.Priority
 		if pl.WaitKnown {
 			secs := int64(pl.WaitMin / time.Second)
 			doc.EstimatedWaitSeconds = &secs
 		}
-		if pl.Random {
+		if pl.Random || pl.Event != nil && pl.Event.Drawn {
 			doc.Random, doc.AheadMax, doc.GroupsAhead = true, &pl.AheadMax, &pl.GroupsAhead
 			if pl.WaitKnown {
 				secs := int64(pl.Wait / time.Second)
@@ -140,8 +183,48 @@ func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 		"room": room.Name, "ticket": ticket,
 		"position": position, "ahead": ahead,
 		"now_serving": serving, "issued": strconv.FormatInt(pl.Issued, 10),
-		"wait": describeWait(pl), "refresh_seconds": refresh, "status": status,
+		"wait": describeWait(pl), "refresh_seconds": refresh, "status": status, "draw": drawNote(pl.Event),
 	})
+}
+
+// drawNote publishes a drawn sale's key beside its commitment, so a
+// visitor can check the draw.
+func drawNote(e *queue.EventPlace) string {
+	if e == nil || e.Key == "" {
+		return ""
+	}
+	return "The draw's key was " + e.Key + "; its SHA-256, published before the sale, is " + e.Commitment + "."
+}
+
+// prequeuePage counts down to the sale for a visitor in its pre-queue.
+func (s *Service) prequeuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision, refresh string) {
+	e := d.Place.Event
+	if wantsJSON(r) {
+		s.json(w, room.QueueStatusCode, placeJSON{Room: room.Name, Status: "prequeue", Ticket: d.Place.Ticket,
+			NowServing: d.Place.Admitted, Issued: d.Place.Issued, Paused: d.Place.Paused,
+			RefreshSeconds: int(d.Place.PollEvery / time.Second), Event: eventDoc(e, s.Now)})
+		return
+	}
+	s.page(w, room.QueueStatusCode, templates.Prequeue.Name, templates.Prequeue, map[string]string{
+		"room": room.Name, "event": e.Name, "starts": e.Starts.Format("15:04 UTC on 2 January 2006"),
+		"opens_in": countdown(e.Starts.Sub(s.Now)), "refresh_seconds": refresh, "commitment": e.Commitment,
+	})
+}
+
+// countdown says how long until a start, to the minute (to the second in
+// the last minute).
+func countdown(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "any moment now"
+	case d < time.Minute:
+		return plural(int64((d+time.Second-1)/time.Second), "second", "seconds")
+	case d < time.Hour:
+		return plural(int64((d+time.Minute-1)/time.Minute), "minute", "minutes")
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h %02d min", int64(d/time.Hour), int64(d%time.Hour/time.Minute))
+	}
+	return plural(int64(d/(24*time.Hour)), "day", "days")
 }
 
 // describeWait says the estimate in words a visitor reads at a glance: a
