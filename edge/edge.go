@@ -3,8 +3,8 @@
 // forwarding to the origin, serving a page, or answering JSON.
 //
 // Everything it reads from the platform comes through small interfaces
-// (Config, Templates, Secrets, Origin, store.Transport), so main wires the
-// Fastly SDK in and tests wire in real local services.
+// (Config, Templates, Secrets, Origin, store.Transport, Geo, ACLs, Bots),
+// so main wires the Fastly SDK in and tests wire in real local services.
 package edge
 
 import (
@@ -38,6 +38,11 @@ type Service struct {
 	Upstash store.Transport
 	// Limits counts joins and failed logins per client; nil limits nothing.
 	Limits Limits
+	// Geo, ACLs and Bots answer the rules that need the platform
+	// (countries, bypass_acl, bypass_verified_bots); nil means unknown.
+	Geo  Geo
+	ACLs ACLs
+	Bots Bots
 	// UpstashViaBackend is true when Upstash is a Fastly backend, which
 	// knows the database's host: then upstash_url may be left out.
 	UpstashViaBackend bool
