@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgequeue/waitingroom/match"
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/store"
 	"github.com/fastly/compute-sdk-go/fsthttp"
@@ -81,7 +82,12 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 		s.leave(ctx, w, r, settings)
 		return
 	}
-	room, protected := queue.Judge(settings.Rooms, t.host, path, t.path.Loose)
+	j, err := queue.Judge(settings.Rooms, nil, &match.Request{
+		Host: t.host, Paths: []string{path, t.path.Loose}, Method: r.Method, Header: r.Header.Values})
+	if err != nil {
+		s.Logf("rules: %v", err)
+	}
+	room, protected := j.Room, j.Protected
 	if room == nil {
 		if settings.RoomsBroken {
 			s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",

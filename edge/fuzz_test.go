@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgequeue/waitingroom/match"
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/store"
 	"github.com/edgequeue/waitingroom/urlnorm"
@@ -412,9 +413,9 @@ func checkServeHTTP(t *testing.T, method string, https, local bool, host, target
 				t.Fatalf("%s: the origin got the reserved header %s: %q", request, k, sent.Header.Values(k))
 			}
 		}
-		room, protected := queue.Judge(LoadSettings(fuzzConfig).Rooms, sent.Host, p.Literal, p.Loose)
-		if protected && !st.admitted && room.Name != sessionRoom {
-			t.Fatalf("%s: the origin got %q for room %s, but the store admitted nobody and the visitor has no session there", request, wire, room.Name)
+		j, _ := queue.Judge(LoadSettings(fuzzConfig).Rooms, nil, &match.Request{Host: sent.Host, Paths: []string{p.Literal, p.Loose}, Method: sent.Method, Header: sent.Header.Values})
+		if j.Protected && !st.admitted && j.Room.Name != sessionRoom {
+			t.Fatalf("%s: the origin got %q for room %s, but the store admitted nobody and the visitor has no session there", request, wire, j.Room.Name)
 		}
 	}
 	for k, values := range w.HeaderMap {

@@ -2,9 +2,12 @@ package queue
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgequeue/waitingroom/match"
 )
 
 func TestParseRoom(t *testing.T) {
@@ -96,37 +99,62 @@ func TestRoomNames(t *testing.T) {
 	}
 }
 
+// mustRoom parses a room definition that must be valid; the definition
+// gets a capacity unless it sets a limit.
+func mustRoom(t testing.TB, name, def string) *Room {
+	t.Helper()
+	if !strings.Contains(def, "max_active_users") && !strings.Contains(def, "new_users_per_minute") {
+		def = strings.TrimSuffix(def, "}") + `,"max_active_users":10}`
+	}
+	r, err := ParseRoom(name, []byte(def))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// judged is Judge's answer in short: the room's name (or "-"), then
+// "protected" or "bypass <rule>" (or nothing, in no room).
+func judged(rooms []*Room, global *match.Bypass, req *match.Request) string {
+	j, err := Judge(rooms, global, req)
+	got := "-"
+	if j.Room != nil {
+		got = j.Room.Name
+	}
+	switch {
+	case j.Protected:
+		got += " protected"
+	case j.Bypass != "":
+		got += " bypass " + j.Bypass
+	}
+	if err != nil {
+		got += " error " + err.Error()
+	}
+	return got
+}
+
 func TestMatch(t *testing.T) {
-	shop := &Room{Name: "shop", Hosts: []string{"shop.test"}, Paths: []string{"/"}, BypassPaths: []string{"/static/"}}
-	event := &Room{Name: "event", Paths: []string{"/event/"}}
+	shop := mustRoom(t, "shop", `{"hosts":["shop.test"],"paths":["/"],"bypass_paths":["/static/"]}`)
+	event := mustRoom(t, "event", `{"paths":["/event/"]}`)
 	rooms := []*Room{event, shop}
 	tests := []struct {
 		host, path, want string
-		bypass           bool
 	}{
-		{"shop.test", "/", "shop", false},
-		{"SHOP.test:443", "/cart", "shop", false},
-		{"shop.test.", "/cart", "shop", false},
-		{"shop.test", "/static/a.css", "shop", true},
-		{"shop.test", "/STATIC/a.css", "shop", false},
-		{"shop.test", "/event/1", "event", false},
-		{"other.test", "/event/1", "event", false},
-		{"other.test", "/", "", false},
-		{"[::1]:80", "/", "", false},
-		{"shop test", "/", "", false},
-		{"", "/", "", false},
+		{"shop.test", "/", "shop protected"},
+		{"SHOP.test:443", "/cart", "shop protected"},
+		{"shop.test.", "/cart", "shop protected"},
+		{"shop.test", "/static/a.css", "shop bypass path"},
+		{"shop.test", "/STATIC/a.css", "shop protected"},
+		{"shop.test", "/event/1", "shop protected"}, // an exact host beats a longer path on any host
+		{"other.test", "/event/1", "event protected"},
+		{"other.test", "/", "-"},
+		{"[::1]:80", "/", "-"},
+		{"shop test", "/", "-"},
+		{"", "/", "-"},
 	}
 	for _, tc := range tests {
-		r := Match(rooms, tc.host, tc.path)
-		got := ""
-		if r != nil {
-			got = r.Name
-		}
-		if got != tc.want {
-			t.Errorf("Match(%q, %q) = %q, want %q", tc.host, tc.path, got, tc.want)
-		}
-		if r != nil && r.Bypasses(tc.path) != tc.bypass {
-			t.Errorf("Bypasses(%q) = %v", tc.path, !tc.bypass)
+		if got := judged(rooms, nil, &match.Request{Host: tc.host, Paths: []string{tc.path}}); got != tc.want {
+			t.Errorf("Judge(%q, %q) = %s, want %s", tc.host, tc.path, got, tc.want)
 		}
 	}
 }
@@ -134,16 +162,16 @@ func TestMatch(t *testing.T) {
 // TestParsedHostsMatch: a room's hosts are kept in normal form, so any
 // spelling of the host in a request matches.
 func TestParsedHostsMatch(t *testing.T) {
-	r, err := ParseRoom("shop", []byte(`{"hosts":["Shop.Example.COM."],"paths":["/"],"new_users_per_minute":1}`))
-	if err != nil {
-		t.Fatal(err)
+	r := mustRoom(t, "shop", `{"hosts":["Shop.Example.COM.","*.Shop.Test"],"paths":["/"],"new_users_per_minute":1}`)
+	if r.Hosts[0] != "shop.example.com" || r.Hosts[1] != "*.shop.test" {
+		t.Errorf("hosts kept as %q", r.Hosts)
 	}
-	for _, h := range []string{"shop.example.com", "SHOP.example.com", "shop.example.com.", "shop.example.com:443", "shop.example.com:8080"} {
+	for _, h := range []string{"shop.example.com", "SHOP.example.com", "shop.example.com.", "shop.example.com:443", "shop.example.com:8080", "a.shop.test"} {
 		if !r.Serves(h) {
 			t.Errorf("Serves(%q) = false", h)
 		}
 	}
-	for _, h := range []string{"example.com", "shop.example.com.evil.test", "", "shop.example.com\x00"} {
+	for _, h := range []string{"example.com", "shop.example.com.evil.test", "", "shop.example.com\x00", "shop.test"} {
 		if r.Serves(h) {
 			t.Errorf("Serves(%q) = true", h)
 		}
@@ -155,73 +183,71 @@ func TestParsedHostsMatch(t *testing.T) {
 // case written.
 func TestCaseInsensitivePaths(t *testing.T) {
 	room := func(fold bool) *Room {
-		return &Room{Name: "t", Paths: []string{"/tickets/", "/kiosk/", "/café/"}, BypassPaths: []string{"/tickets/static/"}, CaseInsensitivePaths: fold}
+		return mustRoom(t, "t", fmt.Sprintf(`{"paths":["/tickets/","/kiosk/","/café/"],"bypass_paths":["/tickets/static/"],"case_insensitive_paths":%v}`, fold))
 	}
 	tests := []struct {
-		path                    string
-		protects, bypass, folds bool
+		path          string
+		plain, folded string
 	}{
-		{"/tickets/buy", true, false, false},
-		{"/TICKETS/buy", false, false, true},
-		{"/Tickets/Static/a.css", false, false, true},
-		{"/tickets/STATIC/a.css", true, false, false},
-		{"/\u212Aiosk/", false, false, true}, // the Kelvin sign folds to k
-		{"/CAFÉ/menu", false, false, true},
-		{"/ticket", false, false, false},
-		{"/tickets", false, false, false},
+		{"/tickets/buy", "t protected", "t protected"},
+		{"/TICKETS/buy", "-", "t protected"},
+		{"/Tickets/Static/a.css", "-", "t bypass path"},
+		{"/tickets/STATIC/a.css", "t protected", "t bypass path"},
+		{"/tickets/static/a.css", "t bypass path", "t bypass path"},
+		{"/\u212Aiosk/", "-", "t protected"}, // the Kelvin sign folds to k
+		{"/CAFÉ/menu", "-", "t protected"},
+		{"/ticket", "-", "-"},
+		{"/tickets", "-", "-"},
 	}
 	for _, tc := range tests {
 		for _, fold := range []bool{false, true} {
-			r := room(fold)
-			wantProtects := tc.protects || fold && tc.folds
-			if got := r.Protects("any.test", tc.path); got != wantProtects {
-				t.Errorf("fold %v: Protects(%q) = %v", fold, tc.path, got)
+			want := tc.plain
+			if fold {
+				want = tc.folded
+			}
+			if got := judged([]*Room{room(fold)}, nil, &match.Request{Host: "any.test", Paths: []string{tc.path}}); got != want {
+				t.Errorf("fold %v: %q: %s, want %s", fold, tc.path, got, want)
 			}
 		}
-	}
-	r := room(true)
-	if !r.Bypasses("/TICKETS/STATIC/a.css") || room(false).Bypasses("/TICKETS/STATIC/a.css") {
-		t.Error("bypass rules fold only with case_insensitive_paths")
 	}
 }
 
 // TestJudge: a request is protected when any reading of its path is in a
-// room's line; when none is, the room is the one whose bypass the first
-// reading matched.
+// room's line and not bypassed there; when none is, the room is the one
+// the first reading in a room is in, with the rule that let it through.
 func TestJudge(t *testing.T) {
-	shop := &Room{Name: "shop", Paths: []string{"/"}, BypassPaths: []string{"/static/"}}
-	tickets := &Room{Name: "tickets", Hosts: []string{"t.test"}, Paths: []string{"/tickets/"}}
+	shop := mustRoom(t, "shop", `{"paths":["/"],"bypass_paths":["/static/"],"bypass_methods":["OPTIONS"]}`)
+	tickets := mustRoom(t, "tickets", `{"hosts":["t.test"],"paths":["/tickets/"]}`)
 	rooms := []*Room{tickets, shop}
 	tests := []struct {
-		host      string
-		readings  []string
-		room      string
-		protected bool
+		host     string
+		method   string
+		readings []string
+		want     string
 	}{
-		{"shop.test", []string{"/checkout", "/checkout"}, "shop", true},
-		{"shop.test", []string{"/static/a.css", "/static/a.css"}, "shop", false},
-		{"shop.test", []string{"/static/..%2Fcheckout", "/checkout"}, "shop", true},
-		{"shop.test", []string{"/static/x%2F..%2F..%2Fcheckout", "/checkout"}, "shop", true},
-		{"t.test", []string{"/tickets;x/buy", "/tickets/buy"}, "shop", true}, // the first reading's room
-		{"t.test", []string{"/static/a", "/static/a"}, "shop", false},
-		{"other.test", []string{"/tickets/buy"}, "shop", true},
-		{"other.test", nil, "", false},
+		{"shop.test", "GET", []string{"/checkout", "/checkout"}, "shop protected"},
+		{"shop.test", "GET", []string{"/static/a.css", "/static/a.css"}, "shop bypass path"},
+		{"shop.test", "GET", []string{"/static/..%2Fcheckout", "/checkout"}, "shop protected"},
+		{"shop.test", "GET", []string{"/static/x%2F..%2F..%2Fcheckout", "/checkout"}, "shop protected"},
+		{"t.test", "GET", []string{"/tickets;x/buy", "/tickets/buy"}, "shop protected"}, // the first reading's room
+		{"t.test", "GET", []string{"/static/a", "/static/a"}, "shop bypass path"},
+		{"t.test", "OPTIONS", []string{"/tickets/buy", "/tickets/buy"}, "tickets protected"}, // that room bypasses no method
+		{"other.test", "GET", []string{"/tickets/buy"}, "shop protected"},
+		{"other.test", "OPTIONS", []string{"/tickets/buy"}, "shop bypass method"},
+		{"other.test", "options", []string{"/tickets/buy"}, "shop protected"},
+		{"other.test", "GET", nil, "-"},
 	}
 	for _, tc := range tests {
-		r, protected := Judge(rooms, tc.host, tc.readings...)
-		got := ""
-		if r != nil {
-			got = r.Name
-		}
-		if got != tc.room || protected != tc.protected {
-			t.Errorf("Judge(%q, %q) = %q, %v; want %q, %v", tc.host, tc.readings, got, protected, tc.room, tc.protected)
+		got := judged(rooms, nil, &match.Request{Host: tc.host, Method: tc.method, Paths: tc.readings})
+		if got != tc.want {
+			t.Errorf("Judge(%s %q, %q) = %s, want %s", tc.method, tc.host, tc.readings, got, tc.want)
 		}
 	}
-	if r, protected := Judge([]*Room{tickets}, "t.test", "/about", "/about"); r != nil || protected {
-		t.Errorf("a path in no room: %v, %v", r, protected)
+	if got := judged([]*Room{tickets}, nil, &match.Request{Host: "t.test", Paths: []string{"/about", "/about"}}); got != "-" {
+		t.Errorf("a path in no room: %s", got)
 	}
-	if r, protected := Judge([]*Room{tickets}, "t.test", "/tickets;x/buy", "/tickets/buy"); r != tickets || !protected {
-		t.Errorf("only the loose reading is in a room: %v, %v", r, protected)
+	if got := judged([]*Room{tickets}, nil, &match.Request{Host: "t.test", Paths: []string{"/tickets;x/buy", "/tickets/buy"}}); got != "tickets protected" {
+		t.Errorf("only the loose reading is in a room: %s", got)
 	}
 }
 
