@@ -139,9 +139,7 @@ func parseIP(s string) (netip.Prefix, error) {
 		return netip.Prefix{}, fmt.Errorf("has bits set past its /%d: write %q for the range, or the address alone for one client", p.Bits(), p.Masked())
 	}
 	if p.Addr().Is4In6() {
-		if p.Bits() < 96 {
-			return netip.Prefix{}, errors.New("is an IPv6 range wider than the IPv4-mapped addresses (::ffff:0:0/96)")
-		}
+		// Masked, it is at least a /96: a shorter one clears bits of ffff.
 		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
 	}
 	if p.Bits() == 0 {

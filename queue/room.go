@@ -367,18 +367,16 @@ func Judge(rooms []*Room, global *match.Bypass, req *match.Request) (Judgement, 
 		rule, bypassed := "", false
 		if global != nil {
 			var err error
-			if rule, bypassed, err = global.Match(req, path); err != nil {
-				errs = append(errs, fmt.Errorf("bypass: %w", err))
-			}
+			rule, bypassed, err = global.Match(req, path)
+			errs = appendErrors(errs, "bypass", err)
 			if bypassed {
 				rule = "global:" + rule
 			}
 		}
 		if !bypassed {
 			var err error
-			if rule, bypassed, err = room.Bypass.Match(req, path); err != nil {
-				errs = append(errs, fmt.Errorf("room %q: %w", room.Name, err))
-			}
+			rule, bypassed, err = room.Bypass.Match(req, path)
+			errs = appendErrors(errs, fmt.Sprintf("room %q", room.Name), err)
 		}
 		if !bypassed {
 			return Judgement{Room: room, Protected: true}, errors.Join(errs...)
@@ -397,14 +395,27 @@ func bestRoom(rooms []*Room, req *match.Request, path string, errs *[]error) *Ro
 	var bestSpec match.Specificity
 	for _, r := range rooms {
 		spec, ok, err := r.Target.Match(req, path)
-		if err != nil {
-			*errs = append(*errs, fmt.Errorf("room %q: %w", r.Name, err))
-		}
+		*errs = appendErrors(*errs, fmt.Sprintf("room %q", r.Name), err)
 		if ok && (best == nil || spec.MoreThan(bestSpec)) {
 			best, bestSpec = r, spec
 		}
 	}
 	return best
+}
+
+// appendErrors appends err, or each error it joins, to errs, each
+// prefixed with where it arose, so every log line says which rules failed.
+func appendErrors(errs []error, where string, err error) []error {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			errs = appendErrors(errs, where, e)
+		}
+		return errs
+	}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", where, err))
+	}
+	return errs
 }
 
 // ParseRoomIndex splits the config store's list of room names, separated

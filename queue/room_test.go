@@ -3,6 +3,8 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +53,17 @@ func TestParseRoom(t *testing.T) {
 		{"cookie name", `{"paths":["/"],"new_users_per_minute":1,"cookie_name":"a;b"}`, "cookie_name"},
 		{"template path", `{"paths":["/"],"new_users_per_minute":1,"template":"../x"}`, "template"},
 		{"huge number", `{"paths":["/"],"new_users_per_minute":1e400}`, "new_users_per_minute"},
+		{"every rule", `{"hosts":["*.example.com","shop.test"],"paths":["/tickets/*/buy","*.json"],"countries":["de","AT"],"max_active_users":5,
+			"bypass_ips":["192.0.2.1","2001:db8::/32"],"bypass_acl":"office","bypass_paths":["/static/"],"bypass_extensions":["css",".png"],
+			"bypass_methods":["OPTIONS"],"bypass_headers":[{"name":"X-Health","value":"1"},{"name":"X-Key","secret":"partner"}],
+			"bypass_cookies":["staff","tier=gold"],"bypass_verified_bots":true}`, ""},
+		{"bad bypass ip", `{"paths":["/"],"max_active_users":1,"bypass_ips":["192.0.2.1","10.0.0.1/8"]}`, `bypass_ips[1]: "10.0.0.1/8" has bits set`},
+		{"bad country", `{"paths":["/"],"max_active_users":1,"countries":["UK"]}`, `countries[0]: "UK" is not`},
+		{"bad wildcard", `{"hosts":["shop.*"],"paths":["/"],"max_active_users":1}`, `hosts[0]: "shop.*" may only hold *`},
+		{"bad glob", `{"paths":["/a/**"],"max_active_users":1}`, `paths[0]: "/a/**" holds "**"`},
+		{"bad header rule", `{"paths":["/"],"max_active_users":1,"bypass_headers":[{"name":"X-Health"}]}`, `bypass_headers[0]: value or secret`},
+		{"unknown header field", `{"paths":["/"],"max_active_users":1,"bypass_headers":[{"name":"X-Health","valeu":"1"}]}`, `unknown field "valeu"`},
+		{"bypass_verified_bots not a bool", `{"paths":["/"],"max_active_users":1,"bypass_verified_bots":"yes"}`, "bypass_verified_bots"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -248,6 +261,130 @@ func TestJudge(t *testing.T) {
 	}
 	if got := judged([]*Room{tickets}, nil, &match.Request{Host: "t.test", Paths: []string{"/tickets;x/buy", "/tickets/buy"}}); got != "tickets protected" {
 		t.Errorf("only the loose reading is in a room: %s", got)
+	}
+}
+
+// TestJudgeSpecificity is the README's "Which room applies" table: each
+// request is in the most specific room that holds it, whatever the order
+// of the index, which breaks only ties.
+func TestJudgeSpecificity(t *testing.T) {
+	defs := []struct{ name, def string }{
+		{"site", `{"paths":["/"]}`},
+		{"api", `{"paths":["*.json"]}`},
+		{"tickets", `{"paths":["/tickets/"]}`},
+		{"buy", `{"paths":["/tickets/*/buy"]}`},
+		{"sale", `{"paths":["/sale/"]}`},
+		{"sale-de", `{"paths":["/sale/"],"countries":["DE"]}`},
+		{"outlet", `{"paths":["/outlet/"]}`},
+		{"outlet-not-fr", `{"paths":["/outlet/"],"except_countries":["FR"]}`},
+		{"subdomains", `{"hosts":["*.example.com"],"paths":["/"]}`},
+		{"shop-subdomains", `{"hosts":["*.shop.example.com"],"paths":["/"]}`},
+		{"shop", `{"hosts":["shop.example.com"],"paths":["/"]}`},
+		{"shop-too", `{"hosts":["shop.example.com"],"paths":["/"]}`},
+	}
+	tests := []struct {
+		host, path, country, want string
+	}{
+		{"other.test", "/", "", "site"},
+		{"other.test", "/api/x.json", "", "api"},         // 5 literal characters beat 1
+		{"other.test", "/tickets/x.json", "", "tickets"}, // 9 beat 5
+		{"other.test", "/tickets/42/buy", "", "buy"},     // 13 beat 9
+		{"other.test", "/sale/1", "DE", "sale-de"},       // a country room beats an untargeted one
+		{"other.test", "/sale/1", "FR", "sale"},          // when it applies
+		{"other.test", "/sale/1", "", "sale"},            // unknown country: countries does not apply
+		{"other.test", "/outlet/1", "DE", "outlet-not-fr"},
+		{"other.test", "/outlet/1", "FR", "outlet"},
+		{"other.test", "/outlet/1", "", "outlet-not-fr"},         // unknown country: except_countries applies
+		{"a.example.com", "/tickets/42/buy", "DE", "subdomains"}, // any wildcard beats any path on every host
+		{"a.b.example.com", "/", "", "subdomains"},
+		{"example.com", "/", "", "site"},
+		{"a.shop.example.com", "/", "", "shop-subdomains"}, // a longer suffix beats a shorter one
+		{"shop.example.com", "/", "", "shop"},              // an exact host beats every wildcard; the earlier of equals
+	}
+	ip := netip.MustParseAddr("192.0.2.1")
+	for _, reversed := range []bool{false, true} {
+		var rooms []*Room
+		for _, d := range defs {
+			rooms = append(rooms, mustRoom(t, d.name, d.def))
+		}
+		if reversed {
+			// Order decides only between equals: reversed, the later twin wins.
+			slices.Reverse(rooms)
+		}
+		for _, tc := range tests {
+			want := tc.want
+			if reversed && want == "shop" {
+				want = "shop-too"
+			}
+			req := &match.Request{Host: tc.host, Paths: []string{tc.path}, IP: ip, Facts: countryFacts(tc.country)}
+			if got := judged(rooms, nil, req); got != want+" protected" {
+				t.Errorf("reversed %v: %s%s from %q: %s, want %s", reversed, tc.host, tc.path, tc.country, got, want)
+			}
+		}
+	}
+}
+
+// countryFacts is a platform that knows the client's country, and nothing
+// else.
+type countryFacts string
+
+func (c countryFacts) Country(netip.Addr) (string, error)   { return string(c), nil }
+func (countryFacts) VerifiedBot() (bool, error)             { return false, nil }
+func (countryFacts) ACL(string, netip.Addr) (string, error) { return "", nil }
+func (countryFacts) Secret(string) ([]byte, error)          { return nil, errors.New("no secrets") }
+
+// failingFacts is a platform whose every answer fails.
+type failingFacts struct{}
+
+var errPlatform = errors.New("platform down")
+
+func (failingFacts) Country(netip.Addr) (string, error)     { return "DE", errPlatform }
+func (failingFacts) VerifiedBot() (bool, error)             { return true, errPlatform }
+func (failingFacts) ACL(string, netip.Addr) (string, error) { return "ALLOW", errPlatform }
+func (failingFacts) Secret(string) ([]byte, error)          { return []byte("k"), errPlatform }
+
+// TestJudgeBypass: global rules apply before a room's and to every room,
+// each reading of the path is judged, and a failing platform lets nobody
+// through, but never stops the judgement.
+func TestJudgeBypass(t *testing.T) {
+	shop := mustRoom(t, "shop", `{"paths":["/"],"bypass_extensions":["css"],"bypass_verified_bots":true,"bypass_acl":"office"}`)
+	de := mustRoom(t, "de", `{"paths":["/sale/"],"countries":["DE"]}`)
+	rooms := []*Room{shop, de}
+	global := &match.Bypass{Methods: []string{"OPTIONS"}, Paths: []string{"/health"}, Headers: []match.HeaderRule{{Name: "X-Health", Value: "ok"}}}
+	if err := global.Compile(false); err != nil {
+		t.Fatal(err)
+	}
+	ip := netip.MustParseAddr("192.0.2.1")
+	tests := []struct {
+		name     string
+		req      match.Request
+		readings []string
+		want     string
+	}{
+		{"plain", match.Request{Method: "GET"}, []string{"/checkout"}, "shop protected"},
+		{"global method", match.Request{Method: "OPTIONS"}, []string{"/checkout"}, "shop bypass global:method"},
+		{"global path", match.Request{Method: "GET"}, []string{"/health", "/health"}, "shop bypass global:path"},
+		{"global header in a country room", match.Request{Method: "GET", Header: func(string) []string { return []string{"ok"} },
+			IP: ip, Facts: countryFacts("DE")}, []string{"/sale/1"}, "de bypass global:header:X-Health"},
+		{"room rule", match.Request{Method: "GET"}, []string{"/a.css", "/a.css"}, "shop bypass extension"},
+		{"room rule is the room's", match.Request{Method: "GET", IP: ip, Facts: countryFacts("DE")}, []string{"/sale/a.css"}, "de protected"},
+		{"extension behind parameters", match.Request{Method: "GET"}, []string{"/checkout;.css", "/checkout"}, "shop protected"},
+		{"extension in both readings", match.Request{Method: "GET"}, []string{"/a.css;v=1", "/a.css"}, "shop protected"},
+		{"parameters in both", match.Request{Method: "GET"}, []string{"/a;v=1.css", "/a"}, "shop protected"},
+		{"global path under one reading", match.Request{Method: "GET"}, []string{"/health;x/../checkout", "/checkout"}, "shop protected"},
+		{"failing platform", match.Request{Method: "GET", IP: ip, Facts: failingFacts{}}, []string{"/sale/1"},
+			`shop protected error room "de": platform down` + "\n" + `room "shop": bypass_acl "office": platform down` + "\n" + `room "shop": bypass_verified_bots: platform down`},
+	}
+	for _, tc := range tests {
+		req := tc.req
+		req.Paths = tc.readings
+		if got := judged(rooms, global, &req); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	j, err := Judge(rooms, global, &match.Request{Method: "GET", IP: ip, Facts: failingFacts{}, Paths: []string{"/sale/1"}})
+	if !errors.Is(err, errPlatform) || j.Room != shop || !j.Protected {
+		t.Errorf("a failing platform: %+v, %v", j, err)
 	}
 }
 
