@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgequeue/waitingroom/match"
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/store"
 	"github.com/fastly/compute-sdk-go/fsthttp"
@@ -73,38 +72,28 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 	if !ok {
 		return
 	}
-	path := t.path.Literal
-	if path == settings.AdminPath || strings.HasPrefix(path, settings.AdminPath+"/") {
-		s.admin(ctx, w, r, settings)
-		return
-	}
-	if path == LeavePath {
-		s.leave(ctx, w, r, settings)
-		return
-	}
-	j, err := queue.Judge(settings.Rooms, nil, &match.Request{
-		Host: t.host, Paths: []string{path, t.path.Loose}, Method: r.Method, Header: r.Header.Values})
+	dest, j, err := settings.Route(s.rulesRequest(r, t))
 	if err != nil {
 		s.Logf("rules: %v", err)
 	}
-	room, protected := j.Room, j.Protected
-	if room == nil {
-		if settings.RoomsBroken {
-			s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
-				"This site's waiting room is being set up. Please try again in a minute.")
-			return
+	switch dest {
+	case ToAdmin:
+		s.admin(ctx, w, r, settings)
+	case ToLeave:
+		s.leave(ctx, w, r, settings)
+	case ToUnavailable:
+		s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
+			"This site's waiting room is being set up. Please try again in a minute.")
+	case ToBypass:
+		r.Header.Set(BypassHeader, j.Bypass)
+		s.forward(ctx, w, r, "", nil)
+	case ToLine:
+		if s.guard(w, r, t, settings) {
+			s.enter(ctx, w, r, settings, j.Room)
 		}
+	default:
 		s.forward(ctx, w, r, "", nil)
-		return
 	}
-	if !protected { // a bypass path
-		s.forward(ctx, w, r, "", nil)
-		return
-	}
-	if !s.guard(w, r, t, settings) {
-		return
-	}
-	s.enter(ctx, w, r, settings, room)
 }
 
 // The examples the backend fixes show in place of the real host name.

@@ -1,13 +1,15 @@
 // What only the platform knows of a request (its country, bot detection's
-// verdict, Fastly ACLs, secrets), asked lazily and once, for the rules of
-// package match.
+// verdict, Fastly ACLs, secrets), for the rules of package match.
 
 package edge
 
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net/netip"
+
+	"github.com/edgequeue/waitingroom/match"
 )
 
 // Geo tells where a client address is: Fastly's geolocation at the edge.
@@ -34,126 +36,58 @@ type Bots interface {
 }
 
 // facts answers the rules' questions from the Service's platform
-// interfaces. Each answer is cached, so a rule asked by several rooms or
-// readings costs one platform call per request. A failure is logged, naming
-// what failed, and answered as unknown ("", false, nil): a platform hiccup
-// or a config slip (an ACL or secret that does not exist) must never turn
-// into a 500 or a panic, and unknown lets the fewest requests past the line.
-// A nil interface (the native build's tests) is unknown without a log line.
-type facts struct {
-	s *Service
+// interfaces. The rules (package match) ask each at most once per request
+// and hand every error back, prefixed with the room and rule, for the log,
+// treating the fact as unknown; so facts only says what failed. A nil
+// interface (the native build's tests) is unknown.
+type facts struct{ s *Service }
 
-	countryAsked bool
-	countryIP    netip.Addr
-	country      string
+var _ match.Facts = facts{}
 
-	botAsked bool
-	bot      bool
-
-	acls    map[aclQuery]string
-	secrets map[string][]byte
-}
-
-// aclQuery is one ACL lookup.
-type aclQuery struct {
-	name string
-	ip   netip.Addr
-}
-
-// Country is ip's country code in upper case, or "" when unknown (no
-// record, a lookup error, or a code that is not two letters, such as the
-// "**" the platform gives reserved addresses).
-func (f *facts) Country(ip netip.Addr) (string, error) {
-	if f.countryAsked && f.countryIP == ip {
-		return f.country, nil
-	}
-	f.countryAsked, f.countryIP, f.country = true, ip, ""
-	if f.s.Geo == nil || !ip.IsValid() {
+// Country is ip's country as the platform reports it.
+func (f facts) Country(ip netip.Addr) (string, error) {
+	if f.s.Geo == nil {
 		return "", nil
 	}
-	code, err := f.s.Geo.Country(ip)
+	c, err := f.s.Geo.Country(ip)
 	if err != nil {
-		f.s.Logf("rules: geolocation of %s failed (country unknown): %v", ip, err)
-		return "", nil
+		return "", fmt.Errorf("geolocation of %s failed, so its country is unknown: %w", ip, err)
 	}
-	f.country = countryCode(code)
-	return f.country, nil
-}
-
-// countryCode is code in upper case when it is two ASCII letters, else "".
-func countryCode(code string) string {
-	if len(code) != 2 {
-		return ""
-	}
-	b := []byte(code)
-	for i, c := range b {
-		switch {
-		case c >= 'a' && c <= 'z':
-			b[i] = c - 'a' + 'A'
-		case c < 'A' || c > 'Z':
-			return ""
-		}
-	}
-	return string(b)
+	return c, nil
 }
 
 // VerifiedBot reports whether bot detection verified the request as a
-// known bot; false when it did not, or said nothing.
-func (f *facts) VerifiedBot() (bool, error) {
-	if f.botAsked {
-		return f.bot, nil
-	}
-	f.botAsked = true
+// known bot.
+func (f facts) VerifiedBot() (bool, error) {
 	if f.s.Bots == nil {
 		return false, nil
 	}
 	v, err := f.s.Bots.Verified()
 	if err != nil {
-		f.s.Logf("rules: bot detection failed (not a verified bot): %v", err)
-		return false, nil
+		return false, fmt.Errorf("bot detection failed, so the request is not a verified bot: %w", err)
 	}
-	f.bot = v
 	return v, nil
 }
 
-// ACL returns the action of the entry of ACL name matching ip, or "" when
-// none does or the lookup failed.
-func (f *facts) ACL(name string, ip netip.Addr) (string, error) {
-	q := aclQuery{name, ip}
-	if action, ok := f.acls[q]; ok {
-		return action, nil
-	}
-	if f.acls == nil {
-		f.acls = map[aclQuery]string{}
-	}
-	f.acls[q] = ""
-	if f.s.ACLs == nil || !ip.IsValid() {
+// ACL returns the action of the entry of ACL name matching ip, or "".
+func (f facts) ACL(name string, ip netip.Addr) (string, error) {
+	if f.s.ACLs == nil {
 		return "", nil
 	}
 	action, err := f.s.ACLs.Lookup(name, ip)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		f.s.Logf("config: bypass_acl: no ACL %q is linked to this service (fastly compute acl list; fastly service resource-link create); its rule lets nobody through", name)
-		return "", nil
+		return "", errors.New("no ACL of that name is linked to this service (fastly compute acl list), so the rule lets nobody through")
 	case err != nil:
-		f.s.Logf("rules: ACL %q lookup of %s failed (no entry assumed): %v", name, ip, err)
-		return "", nil
+		return "", fmt.Errorf("lookup of %s failed, so the rule does not let it through: %w", ip, err)
 	}
-	f.acls[q] = action
 	return action, nil
 }
 
-// Secret returns the secret store's value called name, without the white
-// space around it (as entered with echo), or nil when it cannot be used:
-// missing, blank (a blank secret would match a blank header) or unreadable.
-func (f *facts) Secret(name string) ([]byte, error) {
-	if v, ok := f.secrets[name]; ok {
-		return v, nil
-	}
-	if f.secrets == nil {
-		f.secrets = map[string][]byte{}
-	}
-	f.secrets[name] = nil
+// Secret returns the secret store's value called name without the white
+// space around it (as `echo` adds). A blank value is an error: it would
+// match a blank header.
+func (f facts) Secret(name string) ([]byte, error) {
 	if f.s.Secrets == nil {
 		return nil, nil
 	}
@@ -161,15 +95,11 @@ func (f *facts) Secret(name string) ([]byte, error) {
 	v = bytes.TrimSpace(v)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		f.s.Logf("config: bypass_headers: secret %s is missing from %s; its rule lets nobody through", name, SecretStore)
-		return nil, nil
+		return nil, fmt.Errorf("missing from %s, so the rule lets nobody through", SecretStore)
 	case err != nil:
-		f.s.Logf("rules: secret %s: %v; its bypass_headers rule lets nobody through", name, err)
-		return nil, nil
+		return nil, fmt.Errorf("cannot be read, so the rule lets nobody through: %w", err)
 	case len(v) == 0:
-		f.s.Logf("config: bypass_headers: secret %s is blank; its rule lets nobody through", name)
-		return nil, nil
+		return nil, errors.New("is blank, so the rule lets nobody through")
 	}
-	f.secrets[name] = v
 	return v, nil
 }
