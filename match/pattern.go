@@ -39,8 +39,9 @@ type pattern struct {
 
 // patterns is a compiled list of path patterns.
 type patterns struct {
-	list []pattern
-	fold bool
+	list  []pattern
+	fold  bool
+	globs bool // some pattern holds a "*"
 }
 
 // compilePatterns checks and compiles a list of path patterns; errors name
@@ -59,6 +60,7 @@ func compilePatterns(field string, list []string, fold bool) (patterns, error) {
 			p = p.folded()
 		}
 		ps.list = append(ps.list, p)
+		ps.globs = ps.globs || p.segments != nil
 	}
 	return ps, nil
 }
@@ -144,21 +146,21 @@ func (p pattern) folded() pattern {
 	return p
 }
 
-// match reports whether path (a reading, in fold form when p is) matches.
-func (p *pattern) match(path string) bool {
+// match reports whether path (a reading, in fold form when p is) matches;
+// segs is path's segments, after its leading "/".
+func (p *pattern) match(path string, segs []string) bool {
 	switch {
 	case p.segments == nil:
 		return strings.HasPrefix(path, p.prefix)
 	case p.last:
-		return glob(p.segments[0], path[strings.LastIndexByte(path, '/')+1:])
+		return glob(p.segments[0], segs[len(segs)-1])
+	case len(segs) < len(p.segments):
+		return false
 	}
-	rest := strings.TrimPrefix(path, "/")
 	for i, pieces := range p.segments {
-		seg, after, found := strings.Cut(rest, "/")
-		if !found && i < len(p.segments)-1 || !glob(pieces, seg) {
+		if !glob(pieces, segs[i]) {
 			return false
 		}
-		rest = after
 	}
 	return true
 }
@@ -192,9 +194,13 @@ func (ps *patterns) best(req *Request, path string) (int, bool) {
 	if ps.fold && len(ps.list) > 0 {
 		path = req.fold(path)
 	}
+	var segs []string
+	if ps.globs {
+		segs = req.segments(path)
+	}
 	best, ok := 0, false
 	for i := range ps.list {
-		if p := &ps.list[i]; p.match(path) && (!ok || p.literal > best) {
+		if p := &ps.list[i]; p.match(path, segs) && (!ok || p.literal > best) {
 			best, ok = p.literal, true
 		}
 	}
@@ -206,11 +212,21 @@ func (ps *patterns) best(req *Request, path string) (int, bool) {
 // are equal in fold form exactly when they match rune by rune under
 // simple case folding. Bytes that are not UTF-8 are kept as they are.
 func foldCase(s string) string {
-	var b strings.Builder
+	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			// The smallest of an ASCII letter's orbit is its capital
+			// (the Kelvin sign and the long s are larger).
+			if c >= 'a' && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			b = append(b, c)
+			i++
+			continue
+		}
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && n == 1 {
-			b.WriteByte(s[i])
+			b = append(b, s[i])
 			i++
 			continue
 		}
@@ -218,8 +234,8 @@ func foldCase(s string) string {
 		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
 			least = min(least, f)
 		}
-		b.WriteRune(least)
+		b = utf8.AppendRune(b, least)
 		i += n
 	}
-	return b.String()
+	return string(b)
 }

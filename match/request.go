@@ -58,7 +58,8 @@ type Facts interface {
 type known struct {
 	hostDone bool
 	host     string // "" when Host is not a host name
-	folded   map[string]string
+	folded   []folded   // one per reading, at most a few
+	segments []segments // likewise
 
 	countryDone bool
 	country     string
@@ -78,17 +79,36 @@ func (r *Request) host() string {
 	return r.known.host
 }
 
+type folded struct{ path, folded string }
+
+type segments struct {
+	path string
+	segs []string
+}
+
 // fold is path in fold form (see foldCase), worked out once per path.
 func (r *Request) fold(path string) string {
-	if f, ok := r.known.folded[path]; ok {
-		return f
-	}
-	if r.known.folded == nil {
-		r.known.folded = make(map[string]string, 2)
+	for _, f := range r.known.folded {
+		if f.path == path {
+			return f.folded
+		}
 	}
 	f := foldCase(path)
-	r.known.folded[path] = f
+	r.known.folded = append(r.known.folded, folded{path, f})
 	return f
+}
+
+// segments is path's "/"-separated segments after its leading "/", worked
+// out once per path.
+func (r *Request) segments(path string) []string {
+	for _, s := range r.known.segments {
+		if s.path == path {
+			return s.segs
+		}
+	}
+	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	r.known.segments = append(r.known.segments, segments{path, segs})
+	return segs
 }
 
 // ip is the client's address with an IPv4-mapped address unmapped, and

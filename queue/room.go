@@ -367,16 +367,18 @@ func Judge(rooms []*Room, global *match.Bypass, req *match.Request) (Judgement, 
 		rule, bypassed := "", false
 		if global != nil {
 			var err error
-			rule, bypassed, err = global.Match(req, path)
-			errs = appendErrors(errs, "bypass", err)
+			if rule, bypassed, err = global.Match(req, path); err != nil {
+				errs = appendErrors(errs, "bypass", err)
+			}
 			if bypassed {
 				rule = "global:" + rule
 			}
 		}
 		if !bypassed {
 			var err error
-			rule, bypassed, err = room.Bypass.Match(req, path)
-			errs = appendErrors(errs, fmt.Sprintf("room %q", room.Name), err)
+			if rule, bypassed, err = room.Bypass.Match(req, path); err != nil {
+				errs = appendErrors(errs, fmt.Sprintf("room %q", room.Name), err)
+			}
 		}
 		if !bypassed {
 			return Judgement{Room: room, Protected: true}, errors.Join(errs...)
@@ -395,7 +397,9 @@ func bestRoom(rooms []*Room, req *match.Request, path string, errs *[]error) *Ro
 	var bestSpec match.Specificity
 	for _, r := range rooms {
 		spec, ok, err := r.Target.Match(req, path)
-		*errs = appendErrors(*errs, fmt.Sprintf("room %q", r.Name), err)
+		if err != nil {
+			*errs = appendErrors(*errs, fmt.Sprintf("room %q", r.Name), err)
+		}
 		if ok && (best == nil || spec.MoreThan(bestSpec)) {
 			best, bestSpec = r, spec
 		}
@@ -403,7 +407,7 @@ func bestRoom(rooms []*Room, req *match.Request, path string, errs *[]error) *Ro
 	return best
 }
 
-// appendErrors appends err, or each error it joins, to errs, each
+// appendErrors appends err (not nil), or each error it joins, to errs, each
 // prefixed with where it arose, so every log line says which rules failed.
 func appendErrors(errs []error, where string, err error) []error {
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
@@ -412,10 +416,7 @@ func appendErrors(errs []error, where string, err error) []error {
 		}
 		return errs
 	}
-	if err != nil {
-		errs = append(errs, fmt.Errorf("%s: %w", where, err))
-	}
-	return errs
+	return append(errs, fmt.Errorf("%s: %w", where, err))
 }
 
 // ParseRoomIndex splits the config store's list of room names, separated
