@@ -57,7 +57,7 @@ type Facts interface {
 // known holds a Request's answers, worked out or asked once.
 type known struct {
 	hostDone bool
-	host     string // "" when Host is not a host name
+	host     string     // "" when Host is not a host name
 	folded   []folded   // one per reading, at most a few
 	segments []segments // likewise
 
