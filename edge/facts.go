@@ -77,7 +77,7 @@ func (f facts) ACL(name string, ip netip.Addr) (string, error) {
 	action, err := f.s.ACLs.Lookup(name, ip)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return "", errors.New("no ACL of that name is linked to this service (fastly compute acl list), so the rule lets nobody through")
+		return "", errors.New("no ACL of that name is linked to this service (fastly compute acl list-acls lists them; link one with fastly service resource-link create), so the rule lets nobody through")
 	case err != nil:
 		return "", fmt.Errorf("lookup of %s failed, so the rule does not let it through: %w", ip, err)
 	}
