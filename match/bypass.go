@@ -90,10 +90,12 @@ func (b *Bypass) Compile(caseInsensitivePaths bool) error {
 	if b.paths, err = compilePatterns("bypass_paths", b.Paths, caseInsensitivePaths); err != nil {
 		return err
 	}
-	if b.extensions, err = compileExtensions(b.Extensions); err != nil {
+	b.extensions, err = compileSet("bypass_extensions", b.Extensions, normExtension,
+		`must be one extension of up to 32 letters, digits, - or _, such as "css" (for "a.tar.gz", write "gz")`)
+	if err != nil {
 		return err
 	}
-	if b.methods, err = compileMethods(b.Methods); err != nil {
+	if b.methods, err = compileSet("bypass_methods", b.Methods, normMethod, "is not a method, such as OPTIONS"); err != nil {
 		return err
 	}
 	if err := compileHeaders(b.Headers); err != nil {
@@ -148,38 +150,37 @@ func parseIP(s string) (netip.Prefix, error) {
 	return p, nil
 }
 
-func compileExtensions(list []string) (map[string]bool, error) {
-	if err := checkLength("bypass_extensions", len(list)); err != nil {
+// compileSet checks a list of words and returns the set of their normal
+// forms; norm gives a word's normal form, or false with what is wrong.
+func compileSet(field string, list []string, norm func(string) (string, bool), problem string) (map[string]bool, error) {
+	if err := checkLength(field, len(list)); err != nil {
 		return nil, err
 	}
 	set := make(map[string]bool, len(list))
 	for i, s := range list {
-		e := strings.ToLower(strings.TrimPrefix(s, "."))
-		ok := e != "" && len(e) <= 32
-		for j := 0; j < len(e); j++ {
-			c := e[j]
-			ok = ok && (c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_')
-		}
+		n, ok := norm(s)
 		if !ok {
-			return nil, fmt.Errorf(`bypass_extensions[%d]: %q must be one extension of up to 32 letters, digits, - or _, such as "css" (for "a.tar.gz", write "gz")`, i, s)
+			return nil, fmt.Errorf("%s[%d]: %q %s", field, i, s, problem)
 		}
-		set[e] = true
+		set[n] = true
 	}
 	return set, nil
 }
 
-func compileMethods(list []string) (map[string]bool, error) {
-	if err := checkLength("bypass_methods", len(list)); err != nil {
-		return nil, err
+// normExtension is an extension in lower case without its dot.
+func normExtension(s string) (string, bool) {
+	e := strings.ToLower(strings.TrimPrefix(s, "."))
+	ok := e != "" && len(e) <= 32
+	for j := 0; j < len(e); j++ {
+		c := e[j]
+		ok = ok && (c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_')
 	}
-	set := make(map[string]bool, len(list))
-	for i, s := range list {
-		if !isToken(s) || len(s) > 32 {
-			return nil, fmt.Errorf("bypass_methods[%d]: %q is not a method, such as OPTIONS", i, s)
-		}
-		set[strings.ToUpper(s)] = true
-	}
-	return set, nil
+	return e, ok
+}
+
+// normMethod is a method in upper case.
+func normMethod(s string) (string, bool) {
+	return strings.ToUpper(s), isToken(s) && len(s) <= 32
 }
 
 func compileHeaders(list []HeaderRule) error {
