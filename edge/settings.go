@@ -126,6 +126,8 @@ func LoadSettings(c Config) Settings {
 		} else {
 			s.StoreTimeout = time.Duration(ms) * time.Millisecond
 		}
+	} else if !errors.Is(err, ErrNotFound) {
+		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyStoreTimeoutMS, err))
 	}
 	if v, err := c.Get(KeyHSTSMaxAge); err == nil {
 		n, perr := strconv.Atoi(v)

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -191,5 +192,33 @@ func TestGlobalBypass(t *testing.T) {
 				t.Fatalf("problems %q, rules %v; want none and one problem starting %q", problems, s.Bypass, tc.problem)
 			}
 		})
+	}
+}
+
+// failingConfig fails every read with err.
+type failingConfig struct{ err error }
+
+func (c failingConfig) Get(string) (string, error) { return "", c.err }
+
+// TestLoadSettingsReadErrors: a key that cannot be read is a problem that
+// names it, every key alike, and the rooms count as broken.
+func TestLoadSettingsReadErrors(t *testing.T) {
+	s := LoadSettings(failingConfig{errors.New("config store: too many requests")})
+	var problems []string
+	for _, p := range s.Problems {
+		problems = append(problems, p.Error())
+	}
+	for _, key := range []string{KeyAdminPath, KeyUpstashURL, KeyStoreTimeoutMS, KeyHSTSMaxAge, KeyBypass, KeyRooms} {
+		want := key + ": config store: too many requests"
+		found := false
+		for _, p := range problems {
+			found = found || p == want
+		}
+		if !found {
+			t.Errorf("problems %q lack %q", problems, want)
+		}
+	}
+	if !s.RoomsBroken || s.StoreTimeout != DefaultStoreTimeout {
+		t.Errorf("rooms broken %v, timeout %v; want broken and the default", s.RoomsBroken, s.StoreTimeout)
 	}
 }
