@@ -126,14 +126,14 @@ func TestBypassRules(t *testing.T) {
 		{"a global method", request{method: "PURGE", path: "/"}, "", "global:method"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e.storeCalls()
+			e.stack.StoreCalls()
 			cookie := "wr_shop=" + pass
 			if tc.cookie != "" {
 				cookie += "; " + tc.cookie
 			}
 			tc.req.header = append([]string{"Cookie", cookie, bypassHeader, "forged"}, tc.req.header...)
 			a := e.send(tc.req)
-			calls := e.storeCalls()
+			calls := e.stack.StoreCalls()
 			if tc.rule == "" {
 				checkHeld(t, tc.name, a)
 				if calls == 0 {

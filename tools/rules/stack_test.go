@@ -178,17 +178,6 @@ func (e *env) client(ip string) *http.Client {
 	return c
 }
 
-// storeCalls returns the REST requests the Upstash stand-in served since
-// the last call, and starts counting again.
-func (e *env) storeCalls() int {
-	n := 0
-	for _, c := range e.stack.Upstash.Stats().Requests {
-		n += c
-	}
-	e.stack.Upstash.ResetStats()
-	return n
-}
-
 // logged reports whether a log line holds s.
 func (e *env) logged(s string) bool { return strings.Contains(e.logs.String(), s) }
 
