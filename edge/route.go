@@ -43,6 +43,7 @@ const (
 
 var destinationNames = [...]string{"admin panel", "departure beacon", "line", "bypass", "origin", "unavailable"}
 
+// String names the destination, for explanations and logs.
 func (d Destination) String() string {
 	if d < 0 || int(d) >= len(destinationNames) {
 		return "unknown"

@@ -244,7 +244,10 @@ func check(name string, stdin io.Reader, stdout, stderr io.Writer) int {
 // listFlag is a repeatable flag.
 type listFlag []string
 
-func (l *listFlag) String() string     { return strings.Join(*l, ", ") }
+// String lists the values given, as flag.Value asks.
+func (l *listFlag) String() string { return strings.Join(*l, ", ") }
+
+// Set adds a value, as flag.Value asks.
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // request is what explain's flags say of a request.
@@ -299,9 +302,13 @@ type facts struct {
 	notes   []string
 }
 
+// Country is --country's value.
 func (f *facts) Country(netip.Addr) (string, error) { return f.country, nil }
-func (f *facts) VerifiedBot() (bool, error)         { return f.bot, nil }
 
+// VerifiedBot is --verified-bot's value.
+func (f *facts) VerifiedBot() (bool, error) { return f.bot, nil }
+
+// ACL is the action --acl gives the named ACL, or no entry.
 func (f *facts) ACL(name string, _ netip.Addr) (string, error) {
 	a, ok := f.acls[name]
 	if !ok {
@@ -310,6 +317,7 @@ func (f *facts) ACL(name string, _ netip.Addr) (string, error) {
 	return a, nil
 }
 
+// Secret is the value --secret gives the named secret, or none.
 func (f *facts) Secret(name string) ([]byte, error) {
 	v, ok := f.secrets[name]
 	if !ok {
