@@ -7,7 +7,8 @@
 #   make bin/wrconfig  the config checker: bin/wrconfig check devconfig.json; bin/wrconfig explain HOST PATH [flags]
 #   make conformance  the Fastly Go SDK's own test suites against the local host; rewrites README.md's table
 #   make bench   the benchmark: writes BENCHMARKS.md and docs/flashcrowd.svg (make bench-large: 1,000,000 visitors;
-#                make bench-floods: only the bot floods, rewritten in place in BENCHMARKS.md)
+#                make bench-floods: only the bot floods, rewritten in place in BENCHMARKS.md;
+#                make bench-fairness: only the fairness of the line and of the draw, likewise)
 
 SHELL := /bin/bash
 TOOLCHAIN ?= auto
@@ -22,7 +23,7 @@ TINYGO_TEST := PATH="$(CURDIR)/bin:$$PATH" tools/build-wasm run-tinygo test -tar
 # Set in CI: a machine that should have TinyGo fails instead of skipping its leg.
 REQUIRE_TINYGO ?=
 
-.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz serve bench bench-large bench-floods bench-host clean
+.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz serve bench bench-large bench-floods bench-fairness bench-host clean
 
 build: bin/main.wasm
 
@@ -143,6 +144,12 @@ bench-large:
 # after the armour of issue 10): played again and their section rewritten in place.
 bench-floods:
 	cd tools && go run ./cmd/bench -floods-only -out ../$(BENCH_OUT) -command "make bench-floods"
+
+# Only the fairness section of BENCHMARKS.md (issue 11: the Kendall tau distance
+# between arrival and admission order in each calling order, and the chi-square
+# test of a scheduled event's draw): measured again and rewritten in place.
+bench-fairness:
+	cd tools && go run ./cmd/bench -fairness-only -out ../$(BENCH_OUT) -command "make bench-fairness"
 
 # Per-request time of the real wasm in the local host (p50/p99 over 1,000 requests each).
 bench-host: build

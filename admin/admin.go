@@ -189,7 +189,7 @@ func (p *Panel) act(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Re
 		text(w, fsthttp.StatusNotFound, "admin: no such room")
 		return
 	}
-	policy := room.Policy()
+	policy := room.Policy(p.Now)
 	var line store.Line
 	switch action {
 	case "admit":
@@ -233,9 +233,10 @@ func (p *Panel) overview(ctx context.Context, w fsthttp.ResponseWriter) {
 	csrf := html.EscapeString(p.csrfToken(p.Now.Unix() / 3600))
 	action := html.EscapeString(p.Path)
 	b.WriteString("<table><tr><th>Room</th><th>Mode</th><th>Waiting</th><th>Now serving</th><th>Issued</th><th>Active</th><th>Called</th><th>Capacity</th><th>Rate / min</th><th>State</th><th>Actions</th></tr>")
-	for _, room := range p.Rooms {
+	for _, base := range p.Rooms {
+		room := base.At(p.Now)
 		name := html.EscapeString(room.Name)
-		line, err := p.Store.Stats(ctx, room.Name, room.Policy(), p.Now)
+		line, err := p.Store.Stats(ctx, room.Name, room.Policy(p.Now), p.Now)
 		if err != nil {
 			p.Logf("admin: reading room %s failed: %v", room.Name, err)
 			fmt.Fprintf(&b, `<tr><td>%s</td><td colspan="10">store did not answer: %s</td></tr>`, name, html.EscapeString(err.Error()))
@@ -251,11 +252,42 @@ func (p *Panel) overview(ctx context.Context, w fsthttp.ResponseWriter) {
 				action, c.action, csrf, name, c.label)
 		}
 		b.WriteString("</td></tr>")
+		if e := eventNote(base, line, p.Now); e != "" {
+			fmt.Fprintf(&b, `<tr><td></td><td colspan="10" style="text-align:left">%s</td></tr>`, html.EscapeString(e))
+		}
 	}
 	b.WriteString("</table></body></html>\n")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(fsthttp.StatusOK)
 	io.WriteString(w, b.String())
+}
+
+// eventNote says where the room stands in its current or next scheduled
+// event: when the pre-queue opens, the draw's commitment while it is open,
+// and the drawn range and the key once drawn, so the operator can publish
+// them.
+func eventNote(room *queue.Room, l store.Line, now time.Time) string {
+	const at = "15:04 UTC on 2 Jan"
+	e := room.At(now).Event()
+	if e == nil {
+		for i := range room.Events {
+			if next := &room.Events[i]; now.Before(next.PrequeueFrom) {
+				return fmt.Sprintf("Next event %s: pre-queue from %s, opens %s, ends %s.", next.Name,
+					next.PrequeueFrom.Format(at), next.Starts.Format(at), next.Ends.Format(at))
+			}
+		}
+		return ""
+	}
+	st := l.Event
+	switch st.Phase {
+	case store.Prequeue:
+		return fmt.Sprintf("Event %s: pre-queue open since %s (tickets from %d), opens %s. Draw commitment (SHA-256 of the key): %s.",
+			e.Name, e.PrequeueFrom.Format(at), st.First, e.Starts.Format(at), st.Commitment)
+	case store.Drawn:
+		return fmt.Sprintf("Event %s: opened %s, ends %s. Drawn tickets %d to %d; draw key %s (commitment %s).",
+			e.Name, e.Starts.Format(at), e.Ends.Format(at), st.DrawFirst, st.DrawLast, st.Key, st.Commitment)
+	}
+	return fmt.Sprintf("Event %s: pre-queue from %s, opens %s.", e.Name, e.PrequeueFrom.Format(at), e.Starts.Format(at))
 }
 
 func state(l store.Line) string {

@@ -52,7 +52,7 @@ func (s *Service) obey(ctx context.Context, gate *queue.Gate, room *queue.Room, 
 	}
 	cookie := ""
 	if session := d.Session; cmds.Revoke && session.ID != "" {
-		if _, err := gate.Store.End(ctx, room.Name, room.Policy(), session, s.Now); err != nil {
+		if _, err := gate.Store.End(ctx, room.Name, room.Policy(s.Now), session, s.Now); err != nil {
 			s.Logf("room %s: origin revoke of session %s failed: %v", room.Name, session.ID, err)
 		} else {
 			s.Logf("room %s: origin revoked session %s", room.Name, session.ID)
@@ -60,7 +60,7 @@ func (s *Service) obey(ctx context.Context, gate *queue.Gate, room *queue.Room, 
 		cookie = expired(room)
 	}
 	if cmds.Admit > 0 {
-		line, err := gate.Store.Admit(ctx, room.Name, room.Policy(), cmds.Admit, s.Now)
+		line, err := gate.Store.Admit(ctx, room.Name, room.Policy(s.Now), cmds.Admit, s.Now)
 		if err != nil {
 			s.Logf("room %s: origin admit=%d failed: %v", room.Name, cmds.Admit, err)
 		} else {

@@ -124,12 +124,13 @@ const (
 // The script's reply as store/upstash.go's run reads it: replyValues
 // integers (epoch, issued, admitted, flags, ticket, outcome, active,
 // called, recent, recent since, called now, call from, call to, groups
-// ahead), the outcome at replyOutcome, 1 when a
+// ahead, priority issued, priority admitted, event state, pre-queue first,
+// drawn first, drawn last), the outcome at replyOutcome, 1 when a
 // ticket was called or a session renewed. These two constants, scriptReply
 // and replyAdmits are all this file knows of the reply: adapt them when
 // the script's reply changes.
 const (
-	replyValues  = 14
+	replyValues  = 20
 	replyOutcome = 5
 )
 

@@ -15,6 +15,7 @@ import (
 
 // enter runs a request to room through the line.
 func (s *Service) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, settings Settings, room *queue.Room) {
+	room = room.At(s.Now)
 	gate, err := s.gate(settings)
 	if err != nil {
 		var setup *SetupError

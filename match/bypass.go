@@ -421,3 +421,14 @@ func isCookieValue(s string) bool {
 	}
 	return true
 }
+
+// SkipsPath reports whether the rules that read the path (bypass_paths and
+// bypass_extensions) let path (in normal form) through: a link into the
+// room must not lead where nobody waits.
+func (b *Bypass) SkipsPath(path string) bool {
+	if !b.compiled {
+		return false
+	}
+	return len(b.paths.list) > 0 && b.pathMatches(&Request{Paths: []string{path}}, path) ||
+		len(b.extensions) > 0 && b.extensions[extension(path)]
+}

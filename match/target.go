@@ -224,3 +224,14 @@ func (t *Target) Serves(host string) bool {
 	_, _, ok := t.matchHost(&Request{Host: host})
 	return ok
 }
+
+// HoldsPath reports whether the target's paths hold path (in normal form),
+// whatever the host and country: for a link into the room, such as an
+// invite, whose request will come on a host the room serves.
+func (t *Target) HoldsPath(path string) bool {
+	if !t.compiled {
+		return false
+	}
+	_, ok := t.paths.best(&Request{Paths: []string{path}}, path)
+	return ok
+}

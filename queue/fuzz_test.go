@@ -36,6 +36,8 @@ var roomSeeds = []struct{ name, data string }{
 	{"main", `[]`},
 	{"main", `{"paths":null}`},
 	{"", ``},
+	{"sale", `{"paths":["/"],"mode":"reject","events":[{"name":"drop","prequeue_from":"2026-12-01T09:00:00Z","starts":"2026-12-01T10:00:00Z","ends":"2026-12-01T12:00:00Z","overrides":{"max_active_users":5,"mode":"random"}},{"name":"b","starts":"2026-12-02T10:00:00.5Z","ends":"2026-12-02T12:00:00Z","overrides":{"new_users_per_minute":9}}]}`},
+	{"sale", `{"paths":["/"],"max_active_users":1,"events":[{"name":"x","starts":"2026-12-01T10:00:00+02:00","ends":"0"}]}`},
 }
 
 // FuzzParseRoom: no definition panics; every refusal wraps ErrInvalidRoom;

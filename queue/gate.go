@@ -107,6 +107,12 @@ type Place struct {
 	WaitKnown     bool
 	// PollEvery is when the visitor should ask again.
 	PollEvery time.Duration
+	// Priority is true for a place in the priority lane (an invite's):
+	// Ticket is below zero, and Admitted and Issued count that lane.
+	Priority bool
+	// Event is the visitor's standing in the room's scheduled event, if
+	// the room is in one.
+	Event *EventPlace
 }
 
 // JoinCounter counts joins per client (at the edge, Fastly's Edge Rate
@@ -135,11 +141,12 @@ const ArrivalTTL = 10 * time.Minute
 // session inside its heartbeat, one to renew a session, poll a ticket or
 // join the line with an arrival pass.
 func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
+	room = room.At(v.Now)
 	if room.Mode == Reject {
 		return Decision{Action: Closed, Why: "room closed"}
 	}
 	pass, refused := g.bestPass(room, v)
-	policy := room.Policy()
+	policy := room.Policy(v.Now)
 	if room.Mode == Passthrough {
 		policy = store.Policy{SessionTTL: policy.SessionTTL, QueueTimeout: policy.QueueTimeout, ClaimWindow: policy.ClaimWindow, CatchUp: policy.CatchUp}
 	}
@@ -296,23 +303,33 @@ func (g *Gate) withPass(d Decision, p Pass, ttl time.Duration) Decision {
 // no-shows all shape the real pace. With no admissions observed, or while
 // paused, it gives no estimate rather than a made-up one. In a random room
 // the ticket may be called anywhere in its group, so figures are ranges.
+// The two lanes share the admissions (laneCalls).
 func placeOf(room *Room, pl store.Place, now time.Time) Place {
 	l := pl.Line
 	p := Place{Room: room.Name, Ticket: pl.Ticket, Admitted: l.Admitted, Issued: l.Issued, Paused: l.Paused || l.QueueAll,
-		Random: room.Mode == Random, GroupsAhead: pl.GroupsAhead}
+		Random: room.Mode == Random, GroupsAhead: pl.GroupsAhead, Event: eventPlace(room, pl)}
 	from, to := pl.CallFrom, pl.CallTo
 	if from == 0 || to < from {
 		from, to = pl.Ticket, pl.Ticket
 	}
 	first, last := max(from-l.Admitted, 1), max(to-l.Admitted, 1)
+	if pl.Ticket < 0 {
+		first = priorityPlace(&p, l, pl.Ticket)
+		last = first
+	}
 	p.Ahead, p.AheadMax = first-1, last-1
 	p.PollEvery = room.PollEvery(p.Ahead)
+	if p.Event != nil && p.Event.Prequeue {
+		p.PollEvery = prequeuePoll(room, p.Event, now)
+	}
 	window := now.Sub(l.RecentSince)
 	if p.Paused || l.Recent == 0 || window < time.Second {
 		return p
 	}
 	perSecond := float64(l.Recent) / window.Seconds()
-	wait := func(n int64) time.Duration { return time.Duration(math.Ceil(float64(n)/perSecond)) * time.Second }
+	wait := func(n int64) time.Duration {
+		return time.Duration(math.Ceil(laneCalls(room, l, p.Priority, n)/perSecond)) * time.Second
+	}
 	p.WaitMin, p.Wait, p.WaitKnown = wait(first), wait(last), true
 	return p
 }
@@ -325,6 +342,6 @@ func (g *Gate) End(ctx context.Context, room *Room, v Visitor) (bool, error) {
 		return false, nil
 	}
 	ref := store.SessionRef{ID: pass.SessionID, Epoch: pass.Epoch, UsableUntil: pass.IssuedAt.Add(room.Heartbeat())}
-	_, err := g.Store.End(ctx, room.Name, room.Policy(), ref, v.Now)
+	_, err := g.Store.End(ctx, room.Name, room.Policy(v.Now), ref, v.Now)
 	return err == nil, err
 }

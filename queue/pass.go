@@ -106,6 +106,10 @@ const (
 	Ticket PassKind = "ticket"
 	// Session admits its holder to the origin.
 	Session PassKind = "session"
+	// InviteKind is an invite code (invite.go): a link, not a cookie.
+	// Verify refuses it as a pass, and ParseInvite refuses every other
+	// kind, so neither can stand for the other.
+	InviteKind PassKind = "invite"
 )
 
 // Pass is what a visitor's cookie proves, once its signature is checked.
@@ -129,6 +133,14 @@ type Pass struct {
 	// Unrenewed marks a session pass issued after a failed renewal: it
 	// admits until its next heartbeat without the store's word.
 	Unrenewed bool
+	// Uses, To, ID and NotBefore are an invite's (InviteKind only): how
+	// many tickets it may hand out, the path it sends its holder to, the
+	// name its uses are counted under, and when it becomes valid (zero:
+	// at once).
+	Uses      int64
+	To        string
+	ID        string
+	NotBefore time.Time
 	IssuedAt  time.Time
 	Expires   time.Time
 }
@@ -143,7 +155,9 @@ type passClaims struct {
 	Bind    string   `json:"bnd,omitempty"`
 	// Unrenewed is 1 or absent: an integer keeps the payload reader to
 	// the shapes it already reads.
-	Unrenewed int64 `json:"unr,omitempty"`
+	Unrenewed int64  `json:"unr,omitempty"`
+	Uses      int64  `json:"use,omitempty"`
+	To        string `json:"to,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -349,13 +363,23 @@ const sigLen = (sha256.Size*8 + 5) / 6
 func claimsOf(p Pass) passClaims {
 	return passClaims{
 		Kind: p.Kind, Number: p.Number, Epoch: p.Epoch, Session: p.SessionID,
-		Arrival: p.ArrivalID, Bind: p.Bind, Unrenewed: unrenewed(p),
+		Arrival: p.ArrivalID, Bind: p.Bind, Unrenewed: unrenewed(p), Uses: p.Uses, To: p.To,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Audience:  jwt.ClaimStrings{p.Room},
 			IssuedAt:  jwt.NewNumericDate(p.IssuedAt),
 			ExpiresAt: jwt.NewNumericDate(p.Expires),
+			NotBefore: notBefore(p),
+			ID:        p.ID,
 		},
 	}
+}
+
+// notBefore is Pass.NotBefore as its claim: none when zero.
+func notBefore(p Pass) *jwt.NumericDate {
+	if p.NotBefore.IsZero() {
+		return nil
+	}
+	return jwt.NewNumericDate(p.NotBefore)
 }
 
 // putPayload writes claimsOf(p) at b[n:] as encoding/json writes it (field
@@ -385,12 +409,28 @@ func putPayload(b []byte, n int, p *Pass) int {
 	if p.Unrenewed {
 		n = put(b, n, `,"unr":1`)
 	}
+	if p.Uses != 0 {
+		n = put(b, n, `,"use":`)
+		n = putInt(b, n, p.Uses)
+	}
+	if p.To != "" {
+		n = put(b, n, `,"to":`)
+		n = putString(b, n, p.To)
+	}
 	n = put(b, n, `,"aud":[`)
 	n = putString(b, n, p.Room)
 	n = put(b, n, `],"exp":`)
 	n = putInt(b, n, p.Expires.Unix())
+	if !p.NotBefore.IsZero() {
+		n = put(b, n, `,"nbf":`)
+		n = putInt(b, n, p.NotBefore.Unix())
+	}
 	n = put(b, n, `,"iat":`)
 	n = putInt(b, n, p.IssuedAt.Unix())
+	if p.ID != "" {
+		n = put(b, n, `,"jti":`)
+		n = putString(b, n, p.ID)
+	}
 	return put(b, n, "}")
 }
 
@@ -530,12 +570,31 @@ const clockSkew = 2 * time.Second
 
 // Verify checks a pass for room at time now: HS256 only, a known key id,
 // the right room, an expiry in the future, an issue time not in the future,
-// and a well-formed payload.
+// and a well-formed payload. Only the kinds a cookie carries are passes:
+// an invite code is refused.
+func (ks *KeySet) Verify(room, token string, now time.Time) (Pass, error) {
+	p, err := ks.verify(room, token, now)
+	if err != nil {
+		return Pass{}, err
+	}
+	switch {
+	case p.Kind == Ticket && p.Number != 0: // below zero: the priority lane's
+	case p.Kind == Session && p.SessionID != "":
+	case p.Kind == Arrival && p.ArrivalID != "":
+	default:
+		return Pass{}, fmt.Errorf("%w: malformed %q pass", ErrBadPass, p.Kind)
+	}
+	return p, nil
+}
+
+// verify checks token's header, signature, times and, unless room is "",
+// its room (an invite names its own: see ParseInvite), and returns what it
+// signs, of whatever kind.
 //
 // The header and signature are checked first, without allocating (see
 // checkSignature), then jwt parses and validates the whole token again:
 // the fast check only ever refuses more, never accepts on its own.
-func (ks *KeySet) Verify(room, token string, now time.Time) (Pass, error) {
+func (ks *KeySet) verify(room, token string, now time.Time) (Pass, error) {
 	if ks == nil || len(ks.keys) == 0 {
 		return Pass{}, errNoKeys
 	}
@@ -547,16 +606,20 @@ func (ks *KeySet) Verify(room, token string, now time.Time) (Pass, error) {
 	// closure captures to the heap where it is declared, and refusing a
 	// forged pass above should not pay for that.
 	at := now
-	parser := jwt.NewParser(
+	opts := [...]jwt.ParserOption{
 		jwt.WithValidMethods(hs256Only),
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
-		jwt.WithAudience(room),
 		jwt.WithLeeway(clockSkew),
 		jwt.WithTimeFunc(func() time.Time { return at }),
-	)
+		nil, // the audience, when room is given
+	}
+	n := len(opts) - 1
+	if room != "" {
+		opts[n], n = jwt.WithAudience(room), n+1
+	}
 	var c passClaims
-	_, err = parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
+	_, err = jwt.NewParser(opts[:n]...).ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
 		kid, ok := t.Header["kid"].(string)
 		if !ok {
 			return nil, errors.New("no key id")
@@ -567,7 +630,8 @@ func (ks *KeySet) Verify(room, token string, now time.Time) (Pass, error) {
 		return k.secretAny, nil
 	})
 	if err != nil {
-		return Pass{}, fmt.Errorf("%w: %v", ErrBadPass, err)
+		// %w twice: ParseInvite tells an expired code from a forged one.
+		return Pass{}, fmt.Errorf("%w: %w", ErrBadPass, err)
 	}
 	if c.IssuedAt == nil || c.ExpiresAt == nil {
 		return Pass{}, fmt.Errorf("%w: no issue or expiry time", ErrBadPass)
@@ -575,14 +639,14 @@ func (ks *KeySet) Verify(room, token string, now time.Time) (Pass, error) {
 	p := Pass{
 		Kind: c.Kind, Room: room, Number: c.Number, Epoch: c.Epoch, SessionID: c.Session,
 		ArrivalID: c.Arrival, Bind: c.Bind, Unrenewed: c.Unrenewed == 1,
+		Uses: c.Uses, To: c.To, ID: c.ID,
 		IssuedAt: c.IssuedAt.Time, Expires: c.ExpiresAt.Time,
 	}
-	switch {
-	case p.Kind == Ticket && p.Number > 0:
-	case p.Kind == Session && p.SessionID != "":
-	case p.Kind == Arrival && p.ArrivalID != "":
-	default:
-		return Pass{}, fmt.Errorf("%w: malformed %q pass", ErrBadPass, p.Kind)
+	if c.NotBefore != nil {
+		p.NotBefore = c.NotBefore.Time
+	}
+	if room == "" && len(c.Audience) == 1 {
+		p.Room = c.Audience[0]
 	}
 	return p, nil
 }
@@ -613,6 +677,8 @@ const (
 	fieldArrival
 	fieldBind
 	fieldUnrenewed
+	fieldUses
+	fieldTo
 	fieldIssuer
 	fieldSubject
 	fieldAudience
@@ -625,7 +691,7 @@ const (
 
 // claimNames are the JSON names of passClaims' fields, its own and those of
 // jwt.RegisteredClaims.
-var claimNames = [...]string{"knd", "tkt", "ep", "sid", "arr", "bnd", "unr", "iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
+var claimNames = [...]string{"knd", "tkt", "ep", "sid", "arr", "bnd", "unr", "use", "to", "iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
 
 // UnmarshalJSON reads the claims as encoding/json reads them into the
 // struct: the same names (matched exactly, else case-insensitively), null
@@ -696,6 +762,8 @@ func (c *passClaims) set(field int, val []byte) error {
 				c.Kind = Session
 			case equal(v, string(Arrival)):
 				c.Kind = Arrival
+			case equal(v, string(InviteKind)):
+				c.Kind = InviteKind
 			default:
 				c.Kind = PassKind(v)
 			}
@@ -714,6 +782,10 @@ func (c *passClaims) set(field int, val []byte) error {
 		return setString(&c.Bind, val)
 	case fieldUnrenewed:
 		return setInt(&c.Unrenewed, val)
+	case fieldUses:
+		return setInt(&c.Uses, val)
+	case fieldTo:
+		return setString(&c.To, val)
 	case fieldIssuer:
 		return setString(&c.Issuer, val)
 	case fieldSubject:

@@ -332,7 +332,7 @@ func TestVerifyRefuses(t *testing.T) {
 	}
 }
 
-func mustSign(t *testing.T, ks *KeySet, p Pass) string {
+func mustSign(t testing.TB, ks *KeySet, p Pass) string {
 	t.Helper()
 	s, err := ks.Sign(p)
 	if err != nil {

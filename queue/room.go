@@ -71,6 +71,16 @@ type Room struct {
 	// an IPv6 /64) may join the line in a minute, counted with Fastly's
 	// Edge Rate Limiting; 0 turns the cap off.
 	JoinsPerIPPerMinute int `json:"joins_per_ip_per_minute"`
+	// PriorityShare is the largest share of admissions the priority lane
+	// (invited visitors: see Invite) takes while others wait; 0 turns the
+	// lane and its invites off.
+	PriorityShare float64 `json:"priority_share"`
+	// Events are the room's scheduled sales (see Event), kept in time
+	// order; they may not overlap.
+	Events []Event `json:"events"`
+
+	// event is the event a room returned by At is in.
+	event *Event
 }
 
 // Mode is how a room treats newcomers.
@@ -112,6 +122,7 @@ const (
 	DefaultQueueStatusCode     = 200
 	DefaultTemplate            = "queue.html"
 	DefaultJoinsPerIPPerMinute = 30
+	DefaultPriorityShare       = 0.2
 )
 
 // unsetJoins marks joins_per_ip_per_minute as left out, since 0 (off) is a
@@ -126,7 +137,7 @@ func ParseRoom(name string, data []byte) (*Room, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	r := &Room{JoinsPerIPPerMinute: unsetJoins}
+	r := &Room{JoinsPerIPPerMinute: unsetJoins, PriorityShare: unsetShare}
 	if err := dec.Decode(r); err != nil {
 		return nil, fmt.Errorf("%w: room %q: %v", ErrInvalidRoom, name, err)
 	}
@@ -184,6 +195,9 @@ func (r *Room) applyDefaults() {
 	if r.JoinsPerIPPerMinute == unsetJoins {
 		r.JoinsPerIPPerMinute = DefaultJoinsPerIPPerMinute
 	}
+	if r.PriorityShare == unsetShare {
+		r.PriorityShare = DefaultPriorityShare
+	}
 }
 
 func (r *Room) validate() error {
@@ -221,6 +235,7 @@ func (r *Room) validate() error {
 		{"session_duration", float64(r.SessionDuration), 10, 86400},
 		{"random_window", float64(r.RandomWindow), 1, 3600},
 		{"joins_per_ip_per_minute", float64(r.JoinsPerIPPerMinute), 0, 10000},
+		{"priority_share", r.PriorityShare, 0, MaxPriorityShare},
 	}
 	for _, c := range checks {
 		if c.value < c.min || c.value > c.max {
@@ -257,7 +272,7 @@ func (r *Room) validate() error {
 	if strings.ContainsAny(r.Template, "/\\") || strings.HasPrefix(r.Template, ".") {
 		return fmt.Errorf("template: %q must be a plain file name", r.Template)
 	}
-	return nil
+	return r.validateEvents()
 }
 
 // checkName keeps room names safe to embed in store keys, cookie names
@@ -286,20 +301,25 @@ func checkToken(s string) error {
 	return nil
 }
 
-// Policy is the admission policy the store enforces for this room.
-func (r *Room) Policy() store.Policy {
+// Policy is the admission policy the store enforces for this room at now:
+// during an event, with its overrides and the event itself. Every store
+// call for a room passes it, so that no call flips the calling order or
+// the event between calls.
+func (r *Room) Policy(now time.Time) store.Policy {
+	r = r.At(now)
 	var window time.Duration
 	if r.Mode == Random {
 		window = seconds(r.RandomWindow)
 	}
 	return store.Policy{
 		RandomWindow: window,
-		PerMinute:    r.NewUsersPerMinute, Burst: r.Burst, Capacity: r.MaxActiveUsers,
+		PerMinute:    r.NewUsersPerMinute, Burst: r.Burst, Capacity: r.MaxActiveUsers, PriorityShare: r.PriorityShare,
 		ClaimWindow:  seconds(r.ClaimWindow),
 		SessionTTL:   seconds(r.InactivityTimeout),
 		QueueTimeout: seconds(r.QueueTimeout),
 		CatchUp:      seconds(r.RefreshSeconds),
 		Heartbeat:    r.Heartbeat(),
+		Event:        r.storeEvent(),
 	}
 }
 

@@ -12,7 +12,12 @@
 -- KEYS[5] zset: arrivals, member = arrival id, score = its ticket
 -- KEYS[6] zset: ended sessions (tombstones), member = ticket, score = until
 -- KEYS[7] zset: closed random-order windows, member = score = last ticket
+-- KEYS[8] zset: invites used, member = invite id, score = keep-until minute
+--               * 1e6 + uses
 -- Every score that is a time is in line time (below), in milliseconds.
+-- The line's hash also holds the priority lane (p_issued, p_admitted,
+-- p_credit, p_trim) and the scheduled event (ev, ev_state, ev_first,
+-- ev_start, ev_key, d_first, d_last, d_key).
 --
 -- ARGV: op, now (ms), rate (per minute, 0 = none), burst, capacity (0 =
 --       none), claim window (ms), session ttl (ms), queue timeout (ms), arg
@@ -20,17 +25,45 @@
 --       or session (poll, renew, end), random window (ms; 0 = first come,
 --       first served), a random key for a new line (an existing line keeps
 --       the key it was created with), catch-up (ms), usable until (ms, end),
---       heartbeat (ms: how long a session pass admits without asking)
--- ops: join | poll | renew | end | admit | pause | resume | queue_all | stats
+--       heartbeat (ms: how long a session pass admits without asking),
+--       priority share (0 to 1), invite id, invite uses, invite keep-until
+--       (ms; vip), event id ('' for none), its pre-queue start, start and
+--       end (ms), its draw key
+-- ops: join | vip | poll | renew | end | admit | pause | resume | queue_all
+--      | stats
 -- Every argument is checked before anything is written: a bad one, or an
 -- unknown op, is an error and changes nothing.
 --
 -- Returns {epoch, issued, admitted, flags (1 paused, 2 queue-all), ticket,
 --          outcome, live sessions, called, admitted in the last 5 minutes,
---          since, called by this call, call from, call to, groups ahead}
--- outcome: join/poll 0 waiting, 1 admitted (the ticket is the live session
---          <epoch>.<ticket>), 2 rejoined (the old ticket was lost; ticket is
---          the new one); renew 1 ok, 0 gone; other ops 0.
+--          since, called by this call, call from, call to, groups ahead,
+--          priority issued, priority admitted, event state, pre-queue
+--          first ticket, drawn first, drawn last}
+-- outcome: join/vip/poll 0 waiting, 1 admitted (the ticket is the live
+--          session <epoch>.<ticket>), 2 rejoined (the old ticket was lost;
+--          ticket is the new one), 3 (vip) the invite is used up; renew 1
+--          ok, 0 gone; other ops 0.
+-- event state, of the event passed: 0 not entered, 1 pre-queue, 2 drawn.
+--
+-- Priority lane. A vip join (an invite) takes a ticket in the room's
+-- priority lane, numbered -1, -2, ...: called first come, first served,
+-- ahead of the regular line, but at most the priority share of the
+-- admissions while regular tickets wait (a credit earned by each regular
+-- call pays for a priority one), so the regular line never stalls; when no
+-- regular ticket waits, priority tickets take every place. An invite's uses
+-- are counted here, in the same call that hands out the ticket.
+--
+-- Scheduled events. The first call at or after an event's pre-queue start
+-- enters it (exactly once: the event id is kept): tickets from then on form
+-- the pre-queue, and nobody from it is called until the draw. The first
+-- call at or after the start draws: the pre-queue's tickets are called in
+-- the keyed permutation of the draw key (the edge commits to the key's hash
+-- when the pre-queue opens and reveals the key after the draw), and later
+-- tickets follow in the room's own order. The pre-queue keeps the start
+-- it was last passed (the operator may move it) and the key it was entered
+-- with: it is drawn at that start even if its event is no longer passed
+-- (removed or renamed), so nobody is held for ever and no stray call can
+-- draw it early.
 --
 -- Line time. The script keeps its own clock, lt, advanced by the time
 -- between calls as the callers stamp it, but by at most STEP a call; a
@@ -56,12 +89,13 @@
 local STEP, TOLERANCE = 5000, 2000
 local MAX_CALLS = 10000
 local MAX_INT = 2 ^ 53
+local MAX_USES = 100000
 
-if #KEYS ~= 7 then
-  return redis.error_reply('ERR line: want 7 keys, got ' .. #KEYS)
+if #KEYS ~= 8 then
+  return redis.error_reply('ERR line: want 8 keys, got ' .. #KEYS)
 end
-local line, sessions, called, waiting, arrivals, ended, windows =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local line, sessions, called, waiting, arrivals, ended, windows, invites =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 
 -- number parses ARGV[i] as a finite number in [lo, hi] (an integer when
 -- whole is set), or answers nil.
@@ -73,11 +107,11 @@ local function number(i, lo, hi, whole)
   return x
 end
 
-local ops = { join = true, poll = true, renew = true, ['end'] = true, admit = true,
+local ops = { join = true, vip = true, poll = true, renew = true, ['end'] = true, admit = true,
   pause = true, resume = true, queue_all = true, stats = true }
 local op = ARGV[1]
-if #ARGV ~= 16 then
-  return redis.error_reply('ERR line: want 16 arguments, got ' .. #ARGV)
+if #ARGV ~= 25 then
+  return redis.error_reply('ERR line: want 25 arguments, got ' .. #ARGV)
 end
 if not ops[op] then
   return redis.error_reply('ERR line: unknown op ' .. string.format('%q', string.sub(op, 1, 40)))
@@ -89,7 +123,7 @@ local capacity = number(5, 0, 1e9, true)
 local claim_ms = number(6, 0, MAX_INT, true)
 local session_ms = number(7, 0, MAX_INT, true)
 local queue_ms = number(8, 0, MAX_INT, true)
-local arg = number(9, 0, MAX_INT, true)
+local arg = number(9, -MAX_INT, MAX_INT, true)
 local arrival = ARGV[10]
 local ticket_epoch = number(11, 0, MAX_INT, true)
 local window_ms = number(12, 0, MAX_INT, true)
@@ -97,22 +131,41 @@ local random_key = ARGV[13]
 local catchup_ms = number(14, 0, MAX_INT, true)
 local usable_until = number(15, 0, MAX_INT, true)
 local heartbeat_ms = number(16, 0, MAX_INT, true)
+local share = number(17, 0, 1)
+local invite = ARGV[18]
+local invite_uses = number(19, 0, MAX_USES, true)
+local invite_until = number(20, 0, MAX_INT, true)
+local ev_id = ARGV[21]
+local ev_pq = number(22, 0, MAX_INT, true)
+local ev_start = number(23, 0, MAX_INT, true)
+local ev_end = number(24, 0, MAX_INT, true)
+local ev_key = ARGV[25]
 if not (now and rate and burst and capacity and claim_ms and session_ms and queue_ms and arg
-    and ticket_epoch and window_ms and catchup_ms and usable_until and heartbeat_ms) then
+    and ticket_epoch and window_ms and catchup_ms and usable_until and heartbeat_ms and share
+    and invite_uses and invite_until and ev_pq and ev_start and ev_end) then
   return redis.error_reply('ERR line: bad arguments')
 end
-if op == 'join' and (#arrival < 1 or #arrival > 128) then
+if (op == 'join' or op == 'vip') and (#arrival < 1 or #arrival > 128) then
   return redis.error_reply('ERR line: join wants an arrival id of 1 to 128 bytes')
+end
+if op == 'vip' and (#invite < 1 or #invite > 128 or invite_uses < 1) then
+  return redis.error_reply('ERR line: vip wants an invite id of 1 to 128 bytes and at least one use')
+end
+if #ev_id > 128 or (#ev_id > 0 and (#ev_key < 16 or #ev_key > 128 or not (ev_pq <= ev_start and ev_start < ev_end))) then
+  return redis.error_reply('ERR line: an event wants an id of at most 128 bytes, a draw key of 16 to 128 bytes and pre-queue <= start < end')
 end
 if op == 'admit' and arg > MAX_CALLS then
   return redis.error_reply('ERR line: admit at most ' .. MAX_CALLS .. ' at once')
 end
 
 local s = redis.call('HMGET', line, 'epoch', 'issued', 'admitted', 'tokens', 'raw', 'lt', 'paused', 'queue_all',
-  'random', 'w_start', 'w_end', 'open_first', 'open_since', 'rkey', 'trim_mark', 'trim_at')
+  'random', 'w_start', 'w_end', 'open_first', 'open_since', 'rkey', 'trim_mark', 'trim_at',
+  'p_issued', 'p_admitted', 'p_credit', 'p_trim', 'ev', 'ev_state', 'ev_first', 'ev_start', 'ev_key', 'd_first',
+  'd_last', 'd_key', 'rounds')
 if not s[1] then
   -- A new line, or one whose hash was lost: nothing of an older line may
-  -- leak into it (its tickets would collide with the new ones).
+  -- leak into it (its tickets would collide with the new ones). Invites
+  -- stay used: a reset must not hand their places out again.
   redis.call('DEL', sessions, called, waiting, arrivals, ended, windows)
 end
 local epoch = tonumber(s[1]) or now
@@ -133,6 +186,18 @@ local open_since = tonumber(s[13]) or now
 random_key = s[14] or random_key
 local trim_mark = tonumber(s[15]) or 0
 local trim_at = tonumber(s[16]) or now
+local p_issued = tonumber(s[17]) or 0
+local p_admitted = tonumber(s[18]) or 0
+local p_credit = tonumber(s[19]) or 1
+local p_trim = tonumber(s[20]) or 0
+local ev = s[21] or ''
+local ev_state = tonumber(s[22]) or 0
+local ev_first = tonumber(s[23]) or 0
+local stored_start = tonumber(s[24]) or 0
+local stored_key = s[25] or ''
+local d_first = tonumber(s[26]) or 1
+local d_last = tonumber(s[27]) or 0
+local d_key = s[28] or ''
 local minute = math.floor(now / 60000)
 local called_now = 0
 
@@ -150,16 +215,58 @@ end
 -- A room that changes its calling order mid-line: first-come order
 -- restarts at the window being called (its called tickets are passed
 -- over); random order starts with everyone waiting as one window.
+-- A drawn pre-queue being called stays one window, in its drawn order.
 local random = window_ms > 0
 if random ~= was_random then
   redis.call('DEL', windows)
   if random then
     w_start, w_end = admitted + 1, admitted
-    open_first, open_since = admitted + 1, lt
+    if d_first <= admitted and admitted < d_last then
+      w_start, w_end = d_first, d_last
+    end
+    open_first, open_since = w_end + 1, lt
   elseif admitted < w_end then
     admitted = w_start - 1
   end
 end
+
+-- The scheduled event. A pre-queue is drawn once its start has come and
+-- the previous draw is called through, since one drawn range is kept at a
+-- time. In random order the pre-queue becomes one closed window, apart
+-- from the windows before it.
+local function draw()
+  d_first, d_last, d_key = ev_first, issued, stored_key
+  ev_state = 2
+end
+if ev_state == 1 and ev == ev_id then
+  stored_start = ev_start -- the operator may move the start
+end
+if ev_state == 1 and now >= stored_start and admitted >= d_last then
+  if random then
+    if ev_first - 1 >= open_first then
+      redis.call('ZADD', windows, ev_first - 1, ev_first - 1)
+    end
+    if issued >= ev_first then
+      redis.call('ZADD', windows, issued, issued)
+    end
+    open_first, open_since = issued + 1, lt
+  end
+  draw()
+end
+if ev ~= ev_id and ev_state ~= 1 and #ev_id > 0 and now >= ev_pq and now < ev_end then
+  if random and issued >= open_first then
+    redis.call('ZADD', windows, issued, issued)
+  end
+  if random then
+    open_first, open_since = issued + 1, lt
+  end
+  ev, ev_state, ev_first, stored_start, stored_key = ev_id, 1, issued + 1, ev_start, ev_key
+  if now >= ev_start and admitted >= d_last then
+    -- Entered after its start: an empty pre-queue, drawn at once.
+    draw()
+  end
+end
+local held = ev_state == 1
 
 -- Forget what has expired: sessions, unclaimed calls, waiting visitors
 -- who stopped polling, and tombstones. Memory follows the live population.
@@ -178,25 +285,40 @@ local function free()
   return capacity - redis.call('ZCARD', sessions) - redis.call('ZCARD', called)
 end
 
--- round_keys derives a window's round keys from the line's secret key: a
--- polynomial hash of the key and the window modulo a prime below 2^26,
--- then squarings modulo the same prime (every product stays below 2^53,
--- exact in Lua's doubles). A keyed mix, not a cryptographic one: enough
--- that visitors cannot tell the order without the key.
+-- round_keys derives a window's round keys from the line's secret key (or
+-- a drawn pre-queue's from its draw key): a polynomial hash of the key and
+-- the window modulo a prime below 2^26, then squarings modulo the same
+-- prime (every product stays below 2^53, exact in Lua's doubles). A keyed
+-- mix, not a cryptographic one: enough that visitors cannot tell the order
+-- without the key. Package draw computes the same in Go.
 local P = 67108859
+local ROUNDS = 12
+-- A line that was calling a random window when the script went from four
+-- rounds to ROUNDS finishes that window with four, or some of its tickets
+-- would never be called; every window begun since uses ROUNDS.
+local rounds = tonumber(s[29])
+if not rounds then
+  rounds = ROUNDS
+  if s[1] and was_random and admitted < w_end then
+    rounds = 4
+  end
+end
 local round_keys = {}
 local function keys_for(seed)
   local k = round_keys[seed]
   if k then
     return k
   end
-  local text = random_key .. ':' .. epoch .. ':' .. seed
+  local text, n = random_key .. ':' .. epoch .. ':' .. seed, rounds
+  if seed == d_first and d_first <= d_last then
+    text, n = 'draw:' .. d_key, ROUNDS
+  end
   local h = 0
   for i = 1, #text do
     h = (h * 257 + string.byte(text, i) + 1) % P
   end
   k = {}
-  for r = 1, 8 do
+  for r = 1, 2 * n do
     h = (h * h + 7919 * r + 1) % P
     k[r] = h
   end
@@ -205,9 +327,10 @@ local function keys_for(seed)
 end
 
 -- permute maps i in [0, n) to a keyed pseudorandom j in [0, n): a
--- four-round Feistel network on [0, half^2) (each round adds a keyed
+-- Feistel network of ROUNDS rounds on [0, half^2) (each round adds a keyed
 -- quadratic of one half to the other, a bijection) with cycle walking
--- back into [0, n).
+-- back into [0, n). Twelve rounds, because with four every place was not
+-- equally likely in small windows (a chi-square test in package draw).
 local function permute(i, n, seed)
   if n <= 1 then
     return 0
@@ -220,7 +343,7 @@ local function permute(i, n, seed)
   local x = i
   repeat
     local l, r = math.floor(x / half), x % half
-    for j = 1, 4 do
+    for j = 1, #k / 2 do
       local y = (r + k[2 * j - 1]) % P
       l, r = r, (l + (y * y + k[2 * j]) % P) % half
     end
@@ -233,18 +356,24 @@ end
 -- called so far).
 local function ticket_at(p)
   if not random then
+    if d_first <= p and p <= d_last then
+      return d_first + permute(p - d_first, d_last - d_first + 1, d_first)
+    end
     return p
   end
   if p > w_end then
     -- The next window: the oldest closed one, or, when none has closed,
     -- the one still filling, cut here so nobody waits for it to fill.
-    w_start = w_end + 1
+    w_start, rounds = w_end + 1, ROUNDS
     local oldest = redis.call('ZPOPMIN', windows)
     if oldest[1] then
       w_end = tonumber(oldest[1])
     else
       w_end = issued
-      open_first, open_since = issued + 1, lt
+      if held then
+        w_end = ev_first - 1
+      end
+      open_first, open_since = w_end + 1, lt
     end
   end
   return w_start + permute(p - w_start, w_end - w_start + 1, w_start)
@@ -254,8 +383,15 @@ end
 -- left. Automatic admission (bounded) obeys pause, queue-all, the rate and
 -- the capacity; the operator's "admit N" does not. A ticket whose holder
 -- stopped polling is passed over without using a place. One script call
--- calls and passes over at most MAX_CALLS tickets each.
+-- calls and passes over at most MAX_CALLS tickets each. The next ticket is
+-- the priority lane's while it has credit (or no regular ticket waits);
+-- nobody from the pre-queue, nor the priority lane, is called before the
+-- draw.
 local calls_left, skips_left = MAX_CALLS, MAX_CALLS
+local earn = 1
+if share < 1 then
+  earn = share / (1 - share)
+end
 local function call_in(limit, available, bounded)
   if bounded and (paused or queue_all) then
     return available
@@ -264,16 +400,37 @@ local function call_in(limit, available, bounded)
   if bounded then
     places = free()
   end
-  while admitted < issued and limit > 0 and places > 0 and calls_left > 0 and skips_left > 0
+  while limit > 0 and places > 0 and calls_left > 0 and skips_left > 0
       and (not bounded or rate <= 0 or available >= 1) do
-    admitted = admitted + 1
-    local t = ticket_at(admitted)
+    local regular = admitted < issued and not (held and admitted + 1 >= ev_first)
+    local t
+    if p_admitted < p_issued and not held and (p_credit >= 1 or not regular) then
+      p_admitted = p_admitted + 1
+      t = -p_admitted
+    elseif regular then
+      admitted = admitted + 1
+      t = ticket_at(admitted)
+    else
+      break
+    end
     if redis.call('ZREM', waiting, t) == 1 then
       redis.call('ZADD', called, lt + claim_ms, t)
       places, limit, calls_left = places - 1, limit - 1, calls_left - 1
       called_now = called_now + 1
       if bounded and rate > 0 then
         available = available - 1
+      end
+      if t < 0 then
+        p_credit = math.max(p_credit - 1, 0)
+      else
+        -- What is short of a call carries over while the lane waits, so
+        -- it gets its share exactly (0.3, 0.9, ...); an idle lane (or one
+        -- held for a draw) banks one call at most.
+        local bank = 1
+        if p_admitted < p_issued and not held then
+          bank = 1 + earn
+        end
+        p_credit = math.min(p_credit + earn, bank)
       end
     else
       skips_left = skips_left - 1
@@ -301,7 +458,7 @@ tokens = math.min(burst, call_in(math.huge, available, true))
 -- new_ticket hands out the next ticket, closing the filling random-order
 -- window first when it has run its time.
 local function new_ticket()
-  if random and lt - open_since >= window_ms and issued >= open_first then
+  if random and not held and lt - open_since >= window_ms and issued >= open_first then
     redis.call('ZADD', windows, issued, issued)
     open_first, open_since = issued + 1, lt
   elseif random and issued < open_first then
@@ -313,13 +470,26 @@ local function new_ticket()
   return issued
 end
 
+-- new_priority hands out the priority lane's next ticket.
+local function new_priority()
+  p_issued = p_issued + 1
+  redis.call('ZADD', waiting, lt, -p_issued)
+  settle()
+  return -p_issued
+end
+
+-- valid reports whether t is a ticket this line has handed out.
+local function valid(t)
+  return (t >= 1 and t <= issued) or (t <= -1 and -t <= p_issued)
+end
+
 -- standing answers for ticket t of this line: 1 when it is (or now
 -- becomes) a live session, 0 while it waits or its call is held under
 -- queue-all, nil when its place is lost. Claiming is idempotent: every
 -- poll of a claimed ticket answers with the same session, and extends it,
 -- since the answer carries a pass that admits for a heartbeat.
 local function standing(t)
-  if t < 1 or t > issued or redis.call('ZSCORE', ended, t) then
+  if not valid(t) or redis.call('ZSCORE', ended, t) then
     return nil
   end
   if redis.call('ZSCORE', sessions, t) then
@@ -355,21 +525,46 @@ if op == 'join' then
     redis.call('ZADD', arrivals, ticket, arrival)
     outcome = standing(ticket) or 0
   end
+elseif op == 'vip' then
+  -- As a join, in the priority lane, while the invite has uses left; a
+  -- replay is answered with its ticket and uses none. Invites are kept
+  -- until the edge says they can no longer be presented.
+  redis.call('ZREMRANGEBYSCORE', invites, '-inf', '(' .. (math.floor(now / 60000) * 1e6))
+  local known = tonumber(redis.call('ZSCORE', arrivals, arrival))
+  local o = known and standing(known)
+  if o then
+    ticket, outcome = known, o
+  else
+    local used = (tonumber(redis.call('ZSCORE', invites, invite)) or 0) % 1e6
+    if used >= invite_uses then
+      outcome = 3
+    else
+      ticket = new_priority()
+      redis.call('ZADD', arrivals, ticket, arrival)
+      redis.call('ZADD', invites, math.floor(invite_until / 60000) * 1e6 + used + 1, invite)
+      outcome = standing(ticket) or 0
+    end
+  end
 elseif op == 'poll' then
   -- A ticket of an earlier line (its state was lost or reset), or whose
   -- place is gone (called but not claimed in time, passed over while its
   -- holder was away, or its session ended), is replaced at the back.
+  -- A lost priority ticket is replaced in the priority lane.
   local o = ticket_epoch == epoch and standing(arg)
   if o then
     ticket, outcome = arg, o
   else
-    ticket = new_ticket()
+    if arg < 0 then
+      ticket = new_priority()
+    else
+      ticket = new_ticket()
+    end
     outcome = standing(ticket) == 1 and 1 or 2
   end
 elseif op == 'renew' then
   -- A session the store no longer holds (lost with the store's state) is
   -- taken back when a place is free, unless it ended.
-  if ticket_epoch == epoch and arg >= 1 and arg <= issued and not redis.call('ZSCORE', ended, arg) then
+  if ticket_epoch == epoch and valid(arg) and not redis.call('ZSCORE', ended, arg) then
     if redis.call('ZSCORE', sessions, arg) or (not redis.call('ZSCORE', waiting, arg)
         and not redis.call('ZSCORE', called, arg) and free() >= 1) then
       redis.call('ZADD', sessions, lt + session_ms, arg)
@@ -381,7 +576,7 @@ elseif op == 'end' then
   -- admit without asking, then freed: the ending pass's usable_until, or,
   -- when another tab holds the pass of a later renewal (expiry less the
   -- ttl), that renewal plus a heartbeat.
-  if ticket_epoch == epoch and arg >= 1 and arg <= issued then
+  if ticket_epoch == epoch and valid(arg) then
     redis.call('ZADD', ended, lt + session_ms, arg)
     local expiry = tonumber(redis.call('ZSCORE', sessions, arg))
     if expiry then
@@ -410,7 +605,11 @@ end
 -- in random order its window, and how many windows ahead of it are not
 -- fully called yet.
 local call_from, call_to, groups_ahead = ticket, ticket, 0
-if random and ticket >= w_start and ticket > 0 then
+if held and ticket >= ev_first then
+  call_from, call_to = ev_first, issued
+elseif not random and d_first <= ticket and ticket <= d_last then
+  call_from, call_to = d_first, d_last
+elseif random and ticket >= w_start and ticket > 0 then
   local current = (admitted < w_end) and 1 or 0
   if ticket <= w_end then
     call_from, call_to = w_start, w_end
@@ -431,10 +630,13 @@ end
 -- within a claim window, and at least a minute, finds its session), then
 -- trimmed in one range: every turn, those reached by the turn before.
 if lt >= trim_at then
-  redis.call('ZREMRANGEBYSCORE', arrivals, '-inf', trim_mark)
-  trim_mark = admitted
+  redis.call('ZREMRANGEBYSCORE', arrivals, 1, trim_mark)
+  redis.call('ZREMRANGEBYSCORE', arrivals, -p_trim, -1)
+  trim_mark, p_trim = admitted, p_admitted
   if random and admitted < w_end then
     trim_mark = w_start - 1
+  elseif d_first <= admitted and admitted < d_last then
+    trim_mark = d_first - 1
   end
   trim_at = lt + math.max(claim_ms, 60000)
 end
@@ -468,8 +670,20 @@ redis.call('HSET', line, 'epoch', epoch, 'issued', issued, 'admitted', admitted,
   'tokens', string.format('%.6f', tokens), 'raw', raw, 'lt', lt,
   'paused', paused and '1' or '0', 'queue_all', queue_all and '1' or '0', 'random', random and '1' or '0',
   'w_start', w_start, 'w_end', w_end, 'open_first', open_first, 'open_since', open_since, 'rkey', random_key,
-  'trim_mark', trim_mark, 'trim_at', trim_at)
+  'trim_mark', trim_mark, 'trim_at', trim_at, 'p_issued', p_issued, 'p_admitted', p_admitted,
+  'p_credit', string.format('%.6f', p_credit), 'p_trim', p_trim, 'ev', ev, 'ev_state', ev_state,
+  'ev_first', ev_first, 'ev_start', stored_start, 'ev_key', stored_key, 'd_first', d_first, 'd_last', d_last, 'd_key', d_key,
+  'rounds', rounds)
 local flags = (paused and 1 or 0) + (queue_all and 2 or 0)
+-- The event's figures are for the event passed, and only once entered.
+local state, pq_first, drawn_first, drawn_last = 0, 0, 0, 0
+if #ev_id > 0 and ev == ev_id then
+  state, pq_first = ev_state, ev_first
+  if ev_state == 2 then
+    drawn_first, drawn_last = d_first, d_last
+  end
+end
 return { epoch, issued, admitted, flags, ticket, outcome,
   redis.call('ZCARD', sessions), redis.call('ZCARD', called), recent, since,
-  called_now, call_from, call_to, groups_ahead }
+  called_now, call_from, call_to, groups_ahead, p_issued, p_admitted, state, pq_first,
+  drawn_first, drawn_last }

@@ -4,7 +4,7 @@
 // rate, and the operator's pause switch.
 //
 // Every operation is one atomic Lua script (line.lua) run in Redis, one
-// round trip, on the room's seven keys, all named with the room as a hash
+// round trip, on the room's eight keys, all named with the room as a hash
 // tag (wr:{room}:line, ...) so they share one cluster slot and Upstash can
 // lock just them. The caller passes the time, so the same script runs in
 // virtual time in a simulator; but the script keeps its own line time,
@@ -21,6 +21,12 @@
 // never come back, and holds its place while its pass can still admit. No
 // operation calls or passes over more than MaxCallsPerOp tickets, so no
 // script stalls the database for long, however long the line.
+//
+// Beside the line runs a priority lane for invited visitors (JoinPriority):
+// its tickets are numbered -1, -2, ... and called first come, first served,
+// ahead of the regular line but at most Policy.PriorityShare of the
+// admissions while regular tickets wait. A room's scheduled event
+// (Policy.Event) is entered and drawn inside the same calls: see Event.
 //
 // Keys are versioned by name: this version's keys are new, so deploying it
 // starts every room's line afresh (the keys of the previous version,
@@ -80,6 +86,59 @@ type Policy struct {
 	// store; End holds an ended session's place that long after its last
 	// renewal, so no copy of its pass makes capacity overshoot.
 	Heartbeat time.Duration
+	// PriorityShare is the largest share of admissions the priority lane
+	// takes while regular tickets wait (0 to 1).
+	PriorityShare float64
+	// Event is the room's current or next scheduled event, or nil.
+	Event *Event
+}
+
+// Event is a scheduled sale. From PrequeueFrom, arrivals join a pre-queue
+// and nobody in it (nor the priority lane) is called; the first operation
+// at or after Starts draws it: the pre-queue's tickets are called in the
+// keyed pseudorandom order of the event's draw key, and later arrivals
+// follow in the room's own order. Each transition happens once, in the
+// first operation after its time that names the event (by ID); the start
+// may be moved while the pre-queue is open. A pre-queue is drawn at the
+// start it was last passed, with the key it was entered with, even if its
+// event is no longer passed: a stray call (or an event
+// removed by mistake) never draws it early nor holds it for ever. Every
+// call for the room must still pass the event while it runs, since the
+// rest of the Policy (the calling order above all) must not flip between
+// calls. The draw key is derived from the store's secret
+// (Upstash.RandomKey) and the event's ID: Line.Event carries its
+// commitment from the start, and the key itself once drawn, so anyone can
+// recompute the order afterwards (package draw).
+type Event struct {
+	ID                         string
+	PrequeueFrom, Starts, Ends time.Time
+}
+
+// EventPhase is where a line stands in its event.
+type EventPhase int
+
+// The event phases.
+const (
+	// NotEntered: the event's pre-queue has not opened in the store.
+	NotEntered EventPhase = iota
+	// Prequeue: arrivals are collected for the draw.
+	Prequeue
+	// Drawn: the pre-queue was drawn; its tickets are called in the order.
+	Drawn
+)
+
+// EventState is the line's view of the event passed in the Policy.
+type EventState struct {
+	Phase EventPhase
+	// First is the first pre-queue ticket; DrawFirst and DrawLast bound
+	// the drawn tickets (Drawn only; DrawLast < DrawFirst when nobody was
+	// in the pre-queue).
+	First               int64
+	DrawFirst, DrawLast int64
+	// Commitment is the SHA-256 of the draw key in hex, published from the
+	// moment the pre-queue opens; Key is the key itself, revealed once the
+	// draw is made.
+	Commitment, Key string
 }
 
 // Line is a room's state after an operation.
@@ -106,6 +165,11 @@ type Line struct {
 	RecentSince time.Time
 	// CalledNow is how many tickets this operation called in.
 	CalledNow int64
+	// PriorityIssued and PriorityAdmitted are the priority lane's Issued
+	// and Admitted (counted as positive numbers).
+	PriorityIssued, PriorityAdmitted int64
+	// Event is the state of the event in the Policy.
+	Event EventState
 }
 
 // Waiting is how many tickets have not been reached yet.
@@ -124,9 +188,13 @@ const (
 	// time, or passed over while its holder was away); the visitor holds a
 	// new ticket at the back.
 	Rejoined
+	// InviteSpent: JoinPriority's invite has no uses left; no ticket was
+	// handed out.
+	InviteSpent
 )
 
 // Ticket names a place in a line: its number, in the line of that epoch.
+// Numbers below zero are the priority lane's.
 type Ticket struct {
 	Number int64
 	Epoch  int64
@@ -162,6 +230,10 @@ type Store interface {
 	// of that ticket, so a replayed arrival pass never takes a second
 	// place. When the ticket is called at once, Place.Session is live.
 	Join(ctx context.Context, room string, p Policy, arrival string, now time.Time) (Place, error)
+	// JoinPriority is Join into the priority lane with an invite: a new
+	// ticket uses one of the invite's uses, and none is handed out once
+	// they are spent (Outcome InviteSpent). A replayed arrival uses none.
+	JoinPriority(ctx context.Context, room string, p Policy, arrival string, inv Invite, now time.Time) (Place, error)
 	// Poll reports ticket t's place, turning it into a live session
 	// (Place.Session) when it has been called, or reporting the session it
 	// already became. A ticket from another epoch, or whose place was
@@ -191,6 +263,21 @@ type Store interface {
 // tickets it passes over), so no script runs long enough to stall the
 // database for every other room: larger admissions are made in chunks.
 const MaxCallsPerOp = 10000
+
+// Invite is a signed invitation to a room's priority lane, as the store
+// counts it.
+type Invite struct {
+	// ID names the invite; its uses are counted under it.
+	ID string
+	// Uses is how many tickets it may hand out (1 to MaxInviteUses).
+	Uses int
+	// Until is when it can no longer be presented; its count is kept until
+	// then (plus a margin for edges' clocks), so no use comes back.
+	Until time.Time
+}
+
+// MaxInviteUses bounds an invite's uses, as the script does.
+const MaxInviteUses = 100000
 
 // SessionRef names a live session and what its holder's pass allows.
 type SessionRef struct {

@@ -3,7 +3,9 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha1"
+	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
@@ -86,9 +88,28 @@ func (u *Upstash) Join(ctx context.Context, room string, p Policy, arrival strin
 	return r.place(), err
 }
 
+// inviteMargin is how long past an invite's expiry its count is kept, for
+// edges whose clocks are behind.
+const inviteMargin = time.Hour
+
+// JoinPriority implements Store.
+func (u *Upstash) JoinPriority(ctx context.Context, room string, p Policy, arrival string, inv Invite, now time.Time) (Place, error) {
+	switch {
+	case arrival == "" || len(arrival) > maxArrival:
+		return Place{}, fmt.Errorf("join %s: %w: arrival id of %d bytes, want 1 to %d", room, ErrRejected, len(arrival), maxArrival)
+	case inv.ID == "" || len(inv.ID) > maxArrival:
+		return Place{}, fmt.Errorf("join %s: %w: invite id of %d bytes, want 1 to %d", room, ErrRejected, len(inv.ID), maxArrival)
+	case inv.Uses < 1 || inv.Uses > MaxInviteUses:
+		return Place{}, fmt.Errorf("join %s: %w: invite of %d uses, want 1 to %d", room, ErrRejected, inv.Uses, MaxInviteUses)
+	}
+	r, err := u.run(ctx, room, p, call{op: "vip", arrival: arrival, invite: inv.ID, uses: int64(inv.Uses),
+		until: max(0, inv.Until.Add(inviteMargin).UnixMilli())}, now)
+	return r.place(), err
+}
+
 // Poll implements Store.
 func (u *Upstash) Poll(ctx context.Context, room string, p Policy, t Ticket, now time.Time) (Place, error) {
-	r, err := u.run(ctx, room, p, call{op: "poll", arg: max(0, t.Number), epoch: max(0, t.Epoch)}, now)
+	r, err := u.run(ctx, room, p, call{op: "poll", arg: t.Number, epoch: max(0, t.Epoch)}, now)
 	return r.place(), err
 }
 
@@ -132,9 +153,9 @@ func (u *Upstash) Stats(ctx context.Context, room string, p Policy, now time.Tim
 
 // Keys are the Redis keys that hold room's state, in the order the script
 // takes them: the line's hash, then the sorted sets of live sessions,
-// called tickets, waiting tickets, arrivals, ended sessions and closed
-// random-order windows. The room is a hash tag ({room}), so all of a
-// room's keys live in one cluster slot.
+// called tickets, waiting tickets, arrivals, ended sessions, closed
+// random-order windows and used invites. The room is a hash tag ({room}),
+// so all of a room's keys live in one cluster slot.
 func (u *Upstash) Keys(room string) []string {
 	prefix := u.Prefix
 	if prefix == "" {
@@ -142,7 +163,7 @@ func (u *Upstash) Keys(room string) []string {
 	}
 	base := prefix + "{" + room + "}:"
 	return []string{base + "line", base + "sessions", base + "called", base + "waiting",
-		base + "arrivals", base + "ended", base + "windows"}
+		base + "arrivals", base + "ended", base + "windows", base + "invites"}
 }
 
 // sessionID names the live session ticket became in the line of epoch.
@@ -151,12 +172,13 @@ func sessionID(epoch, ticket int64) string {
 }
 
 // parseSession reads a session id back; ok is false for anything
-// sessionID could not have written.
+// sessionID could not have written. A priority session's ticket is below
+// zero.
 func parseSession(id string) (epoch, ticket int64, ok bool) {
 	e, t, found := strings.Cut(id, ".")
 	epoch, errE := strconv.ParseInt(e, 10, 64)
 	ticket, errT := strconv.ParseInt(t, 10, 64)
-	if !found || errE != nil || errT != nil || epoch < 1 || ticket < 1 || sessionID(epoch, ticket) != id {
+	if !found || errE != nil || errT != nil || epoch < 1 || ticket == 0 || sessionID(epoch, ticket) != id {
 		return 0, 0, false
 	}
 	return epoch, ticket, true
@@ -168,7 +190,9 @@ type call struct {
 	arg     int64 // a ticket, or n for admit
 	arrival string
 	epoch   int64 // of the ticket or session
-	until   int64 // ms: when an ended session's pass stops admitting
+	until   int64 // ms: when an ended session's pass stops admitting, or an invite's count may go
+	invite  string
+	uses    int64
 }
 
 // sessionCall is the call about session s. A session id this store could
@@ -200,7 +224,23 @@ func (r result) place() Place {
 }
 
 // replyLen is the number of values the script returns.
-const replyLen = 14
+const replyLen = 20
+
+// DrawKey is the key a room's event is drawn with: derived from RandomKey,
+// so nobody without the store's secret can know it before it is revealed,
+// and fixed by the event's ID, so its commitment never changes.
+func (u *Upstash) DrawKey(room, event string) string {
+	m := hmac.New(sha256.New, []byte(u.RandomKey))
+	m.Write([]byte("draw\x00" + room + "\x00" + event))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// Commitment is what is published of a draw key before the draw: its
+// SHA-256 in hex.
+func Commitment(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
@@ -227,7 +267,17 @@ func (u *Upstash) run(ctx context.Context, room string, p Policy, c call, now ti
 		u.RandomKey,
 		ms(p.CatchUp),
 		strconv.FormatInt(c.until, 10),
-		ms(p.Heartbeat))
+		ms(p.Heartbeat),
+		strconv.FormatFloat(min(max(p.PriorityShare, 0), 1), 'f', -1, 64),
+		c.invite, strconv.FormatInt(c.uses, 10), strconv.FormatInt(c.until, 10))
+	var key string
+	if e := p.Event; e != nil {
+		key = u.DrawKey(room, e.ID)
+		args = append(args, e.ID, strconv.FormatInt(max(0, e.PrequeueFrom.UnixMilli()), 10),
+			strconv.FormatInt(max(0, e.Starts.UnixMilli()), 10), strconv.FormatInt(max(0, e.Ends.UnixMilli()), 10), key)
+	} else {
+		args = append(args, "", "0", "0", "0", "")
+	}
 	reply, err := u.command(ctx, append([]string{"EVALSHA", scriptSHA()}, args...))
 	if errors.Is(err, errNoScript) {
 		// Scripts are cached only until the database restarts or flushes
@@ -240,11 +290,18 @@ func (u *Upstash) run(ctx context.Context, room string, p Policy, c call, now ti
 	if len(reply) != replyLen {
 		return result{}, fmt.Errorf("%s %s: %w: script returned %d values, want %d", c.op, room, ErrProtocol, len(reply), replyLen)
 	}
+	ev := EventState{Phase: EventPhase(reply[16]), First: reply[17], DrawFirst: reply[18], DrawLast: reply[19]}
+	if p.Event != nil {
+		ev.Commitment = Commitment(key)
+	}
+	if ev.Phase == Drawn {
+		ev.Key = key
+	}
 	return result{
 		line: Line{Epoch: reply[0], Issued: reply[1], Admitted: reply[2],
 			Paused: reply[3]&1 != 0, QueueAll: reply[3]&2 != 0,
 			Active: reply[6], Called: reply[7], Recent: reply[8], RecentSince: time.UnixMilli(reply[9]),
-			CalledNow: reply[10]},
+			CalledNow: reply[10], PriorityIssued: reply[14], PriorityAdmitted: reply[15], Event: ev},
 		ticket:      reply[4],
 		outcome:     reply[5],
 		callFrom:    reply[11],

@@ -35,7 +35,7 @@ func (r *replay) RoundTrip(ctx context.Context, req Request) (Response, error) {
 }
 
 func TestUpstashProtocol(t *testing.T) {
-	ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,5,3,2,5,1,7,1,12,1699999999000,2,5,5,0]}`)}
+	ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,5,3,2,5,1,7,1,12,1699999999000,2,5,5,0,3,2,0,0,0,0]}`)}
 	tests := []struct {
 		name     string
 		answers  []Response
@@ -75,9 +75,10 @@ func TestUpstashProtocol(t *testing.T) {
 				if c[0] != tc.wantCmds[i] {
 					t.Fatalf("command %d is %s, want %s", i, c[0], tc.wantCmds[i])
 				}
-				want := []string{"7", "wr:{shop}:line", "wr:{shop}:sessions", "wr:{shop}:called", "wr:{shop}:waiting",
-					"wr:{shop}:arrivals", "wr:{shop}:ended", "wr:{shop}:windows",
-					"join", "1700000000123", "60", "2", "9", "30000", "60000", "900000", "0", "arrival", "0", "0", "", "20000", "0", "0"}
+				want := []string{"8", "wr:{shop}:line", "wr:{shop}:sessions", "wr:{shop}:called", "wr:{shop}:waiting",
+					"wr:{shop}:arrivals", "wr:{shop}:ended", "wr:{shop}:windows", "wr:{shop}:invites",
+					"join", "1700000000123", "60", "2", "9", "30000", "60000", "900000", "0", "arrival", "0", "0", "", "20000", "0", "0",
+					"0", "", "0", "0", "", "0", "0", "0", ""}
 				if len(c) != 2+len(want) {
 					t.Fatalf("command %q has %d arguments, want %d", c, len(c)-2, len(want))
 				}
@@ -92,7 +93,8 @@ func TestUpstashProtocol(t *testing.T) {
 			}
 			want := Place{Ticket: 5, Outcome: Admitted, Session: "1700000000000.5", CallFrom: 5, CallTo: 5,
 				Line: Line{Epoch: 1700000000000, Issued: 5, Admitted: 3, QueueAll: true,
-					Active: 7, Called: 1, Recent: 12, RecentSince: time.UnixMilli(1699999999000), CalledNow: 2}}
+					Active: 7, Called: 1, Recent: 12, RecentSince: time.UnixMilli(1699999999000), CalledNow: 2,
+					PriorityIssued: 3, PriorityAdmitted: 2}}
 			if err == nil && pl != want {
 				t.Fatalf("place %+v, want %+v", pl, want)
 			}
@@ -119,7 +121,7 @@ func TestScriptSHA(t *testing.T) {
 	if got := scriptSHA(); got != want {
 		t.Fatalf("scriptSHA() = %q, want %q", got, want)
 	}
-	tr := &replay{answers: []Response{{Status: 200, Body: []byte(`{"result":[1,1,1,0,1,1,1,0,1,1,1,1,1,0]}`)}}}
+	tr := &replay{answers: []Response{{Status: 200, Body: []byte(`{"result":[1,1,1,0,1,1,1,0,1,1,1,1,1,0,0,0,0,0,0,0]}`)}}}
 	u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
 	if _, err := u.Join(context.Background(), "shop", Policy{Capacity: 1}, "sid", time.UnixMilli(1)); err != nil {
 		t.Fatal(err)
@@ -142,7 +144,10 @@ func TestSessionIDs(t *testing.T) {
 		{"1700000000000.", 0, 0, false},
 		{".42", 0, 0, false},
 		{"1700000000000.0", 0, 0, false},
-		{"1700000000000.-4", 0, 0, false},
+		{"1700000000000.-4", 1700000000000, -4, true}, // the priority lane's
+		{"1700000000000.-0", 0, 0, false},
+		{"1700000000000.-04", 0, 0, false},
+		{"1700000000000.--4", 0, 0, false},
 		{"1700000000000.+4", 0, 0, false},
 		{"1700000000000.042", 0, 0, false},
 		{"1700000000000.4.2", 0, 0, false},
@@ -180,7 +185,7 @@ func TestSessionArguments(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,50,45,0,0,1,7,0,12,1699999999000,0,0,0,0]}`)}
+			ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,50,45,0,0,1,7,0,12,1699999999000,0,0,0,0,0,0,0,0,0,0]}`)}
 			tr := &replay{answers: []Response{ok, ok}}
 			u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
 			if _, _, err := u.Renew(context.Background(), "shop", Policy{}, tc.ref, time.UnixMilli(1700000010000)); err != nil {
@@ -191,8 +196,8 @@ func TestSessionArguments(t *testing.T) {
 			}
 			for i, op := range []string{"renew", "end"} {
 				c := tr.sent[i]
-				// EVALSHA sha 7 keys... op now rate burst capacity claim session queue arg arrival epoch window key catchup until
-				got := []string{c[10], c[18], c[20], c[24]}
+				// EVALSHA sha 8 keys... op now rate burst capacity claim session queue arg arrival epoch window key catchup until
+				got := []string{c[11], c[19], c[21], c[25]}
 				want := []string{op, tc.ticket, tc.epoch, tc.until}
 				if strings.Join(got, " ") != strings.Join(want, " ") {
 					t.Errorf("%s sent op, ticket, epoch, until %q, want %q", op, got, want)
@@ -261,11 +266,11 @@ func TestScriptIsPortable(t *testing.T) {
 		}
 	}
 	keys := map[string]bool{}
-	const decl = "local line, sessions, called, waiting, arrivals, ended, windows =\n  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]"
+	const decl = "local line, sessions, called, waiting, arrivals, ended, windows, invites =\n  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]"
 	if !strings.Contains(lineScript, decl) {
 		t.Fatalf("line.lua does not name its keys as the test expects:\n%s", decl)
 	}
-	for _, k := range strings.Split("line sessions called waiting arrivals ended windows", " ") {
+	for _, k := range strings.Split("line sessions called waiting arrivals ended windows invites", " ") {
 		keys[k] = true
 	}
 	calls := 0
@@ -299,6 +304,8 @@ func TestScriptAgreesWithClient(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("local MAX_CALLS = %d\n", MaxCallsPerOp),
 		fmt.Sprintf("#arrival > %d", maxArrival),
+		fmt.Sprintf("#invite > %d", maxArrival),
+		fmt.Sprintf("local MAX_USES = %d\n", MaxInviteUses),
 		fmt.Sprintf("if #KEYS ~= %d then", len((&Upstash{}).Keys("r"))),
 	} {
 		if !strings.Contains(lineScript, want) {

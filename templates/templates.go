@@ -30,6 +30,8 @@ var (
 	busyHTML string
 	//go:embed problem.html
 	problemHTML string
+	//go:embed prequeue.html
+	prequeueHTML string
 )
 
 // ErrTemplate wraps every parse error.
@@ -47,7 +49,12 @@ var (
 	// Queue shows a waiting visitor their place.
 	Queue = Page{Name: "queue.html", Fields: []string{
 		"room", "ticket", "position", "ahead", "now_serving", "issued",
-		"wait", "refresh_seconds", "status",
+		"wait", "refresh_seconds", "status", "draw",
+	}}
+	// Prequeue counts down to a scheduled sale's start for a visitor in
+	// its pre-queue.
+	Prequeue = Page{Name: "prequeue.html", Fields: []string{
+		"room", "event", "starts", "opens_in", "refresh_seconds", "commitment",
 	}}
 	// Busy asks a visitor to retry when the store cannot be reached.
 	Busy = Page{Name: "busy.html", Fields: []string{"room", "retry_seconds"}}
@@ -149,6 +156,8 @@ func defaultSource(name string) (string, bool) {
 		return busyHTML, true
 	case "problem.html":
 		return problemHTML, true
+	case "prequeue.html":
+		return prequeueHTML, true
 	}
 	return "", false
 }

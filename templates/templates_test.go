@@ -11,7 +11,7 @@ import (
 )
 
 func TestDefaultsParse(t *testing.T) {
-	for _, p := range []Page{Queue, Busy, Problem} {
+	for _, p := range []Page{Queue, Busy, Problem, Prequeue} {
 		tpl, err := p.Default()
 		if err != nil {
 			t.Fatalf("%s: %v", p.Name, err)
@@ -42,7 +42,7 @@ func mustRead(tb testing.TB, name string) string {
 }
 
 func TestDefaultsAreTheFiles(t *testing.T) {
-	for _, p := range []Page{Queue, Busy, Problem} {
+	for _, p := range []Page{Queue, Busy, Problem, Prequeue} {
 		file, err := os.ReadFile(p.Name)
 		if err != nil && runtime.GOOS == "wasip1" {
 			// TinyGo's wazero target mounts only /tmp; Go's mounts /.
@@ -104,7 +104,7 @@ func naiveRender(tb testing.TB, p Page, values map[string]string) string {
 
 func TestRenderMatchesNaive(t *testing.T) {
 	hostile := []string{"", "plain", `<script>alert("x")</script>`, "&amp; already", "'\"<>&", "é ü \u2028 \x00 \xff", strings.Repeat("<&>", 2000)}
-	for _, p := range []Page{Queue, Busy, Problem} {
+	for _, p := range []Page{Queue, Busy, Problem, Prequeue} {
 		tpl, err := p.Default()
 		if err != nil {
 			t.Fatal(err)

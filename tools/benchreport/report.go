@@ -2,8 +2,8 @@
 // its plot: the machine it ran on, the hot paths' Go benchmarks (native,
 // and compiled to wasm by Go and by TinyGo), the simulated flash crowd under
 // the waiting room and under the models of the other designs (each metric
-// as a ratio, ours to theirs), and the load through the real wasm of each
-// build.
+// as a ratio, ours to theirs), the bot floods, the fairness of each calling
+// order and of the draw, and the load through the real wasm of each build.
 package benchreport
 
 import (
@@ -144,6 +144,13 @@ type Results struct {
 	// Floods are the bot floods, FloodsTook the time they took to play.
 	Floods     []Flood
 	FloodsTook time.Duration
+	// Fairness are the rooms whose order of service was measured, on
+	// FairnessWorkload; Draws the chi-square tests of the draw;
+	// FairnessTook the time they took.
+	Fairness         []sim.Fairness
+	FairnessWorkload sim.Config
+	Draws            []sim.DrawFairness
+	FairnessTook     time.Duration
 }
 
 // Markdown renders BENCHMARKS.md.
@@ -203,6 +210,9 @@ func Markdown(res Results) string {
 	}
 	if len(res.Floods) > 0 {
 		w("\n%s", Floods(res))
+	}
+	if len(res.Fairness) > 0 || len(res.Draws) > 0 {
+		w("\n%s", Fairness(res))
 	}
 
 	endToEnd(w, res)

@@ -347,8 +347,8 @@ func TestRecentAdmissionsAreCounted(t *testing.T) {
 	}
 	var hlen int
 	do(t, st, &hlen, "HLEN", st.Keys("r")[0])
-	if hlen > 21 {
-		t.Fatalf("the line's hash after admissions across two hours has %d fields, want at most 21 (16 of state, 5 minute slots)", hlen)
+	if hlen > 34 {
+		t.Fatalf("the line's hash after admissions across two hours has %d fields, want at most 34 (29 of state, 5 minute slots)", hlen)
 	}
 }
 

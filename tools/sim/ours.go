@@ -29,13 +29,13 @@ func (o *Ours) Name() string { return "edge waiting room" }
 // Join implements Policy. The visitor's own id is their arrival id; the
 // store names the session when they are admitted.
 func (o *Ours) Join(ctx context.Context, v *Visitor, now time.Time) (Answer, error) {
-	pl, err := o.Store.Join(ctx, o.Room.Name, o.Room.Policy(), v.Session, now)
+	pl, err := o.Store.Join(ctx, o.Room.Name, o.Room.Policy(now), v.Session, now)
 	return o.answer(v, pl, now), err
 }
 
 // Poll implements Policy.
 func (o *Ours) Poll(ctx context.Context, v *Visitor, now time.Time) (Answer, error) {
-	pl, err := o.Store.Poll(ctx, o.Room.Name, o.Room.Policy(), store.Ticket{Number: v.Ticket, Epoch: v.Epoch}, now)
+	pl, err := o.Store.Poll(ctx, o.Room.Name, o.Room.Policy(now), store.Ticket{Number: v.Ticket, Epoch: v.Epoch}, now)
 	return o.answer(v, pl, now), err
 }
 
@@ -45,7 +45,14 @@ func (o *Ours) answer(v *Visitor, pl store.Place, now time.Time) Answer {
 	if a.Admitted {
 		v.Session, v.Renewed = pl.Session, now
 	} else {
-		a.Next = o.Room.PollEvery(pl.Ticket - pl.Line.Admitted - 1)
+		// As the edge does (queue's placeOf): the visitor is as far
+		// from the front as the first of their calling group, the
+		// ticket itself in first-come order.
+		from := pl.CallFrom
+		if from == 0 || pl.CallTo < from {
+			from = pl.Ticket
+		}
+		a.Next = o.Room.PollEvery(max(from-pl.Line.Admitted, 1) - 1)
 	}
 	return a
 }
@@ -56,7 +63,7 @@ func (o *Ours) Visit(ctx context.Context, v *Visitor, now time.Time) (int, error
 	if now.Sub(v.Renewed) < o.Room.Heartbeat() {
 		return 0, nil
 	}
-	ok, _, err := o.Store.Renew(ctx, o.Room.Name, o.Room.Policy(), o.session(v), now)
+	ok, _, err := o.Store.Renew(ctx, o.Room.Name, o.Room.Policy(now), o.session(v), now)
 	if err == nil && !ok {
 		err = errSessionLapsed(now.Sub(v.Renewed))
 	}
@@ -66,7 +73,7 @@ func (o *Ours) Visit(ctx context.Context, v *Visitor, now time.Time) (int, error
 
 // Leave implements Policy.
 func (o *Ours) Leave(ctx context.Context, v *Visitor, now time.Time) (int, error) {
-	_, err := o.Store.End(ctx, o.Room.Name, o.Room.Policy(), o.session(v), now)
+	_, err := o.Store.End(ctx, o.Room.Name, o.Room.Policy(now), o.session(v), now)
 	return 1, err
 }
 
@@ -78,7 +85,7 @@ func (o *Ours) session(v *Visitor) store.SessionRef {
 
 // Held implements Policy: live sessions and called visitors.
 func (o *Ours) Held(ctx context.Context, now time.Time) (int64, bool, error) {
-	l, err := o.Store.Stats(ctx, o.Room.Name, o.Room.Policy(), now)
+	l, err := o.Store.Stats(ctx, o.Room.Name, o.Room.Policy(now), now)
 	return l.Active + l.Called, true, err
 }
 
@@ -99,7 +106,12 @@ func (o *Ours) CalledIn(ctx context.Context, minute time.Time) (int64, error) {
 // CalledTickets implements CalledLister. The script keeps the called
 // tickets in its third key.
 func (o *Ours) CalledTickets(ctx context.Context) ([]int64, error) {
-	v, err := do(o.Redis, "ZRANGE", o.Store.Keys(o.Room.Name)[2], "0", "-1")
+	return calledTickets(o.Redis, o.Store.Keys(o.Room.Name)[2])
+}
+
+// calledTickets reads the script's set of called tickets, at key.
+func calledTickets(redis *resp.Pool, key string) ([]int64, error) {
+	v, err := do(redis, "ZRANGE", key, "0", "-1")
 	if err != nil {
 		return nil, err
 	}

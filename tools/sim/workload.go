@@ -47,10 +47,14 @@ func Room(settings string) (*queue.Room, error) {
 // through the production store client and the Upstash REST stand-in (in
 // process, without a socket).
 func NewOurs(addr string, room *queue.Room) *Ours {
+	return &Ours{Room: room, Redis: resp.NewPool(addr, 2), Store: newStore(addr)}
+}
+
+// newStore is the production store client for the Redis at addr.
+func newStore(addr string) *store.Upstash {
 	const token = "sim-token"
-	return &Ours{Room: room, Redis: resp.NewPool(addr, 2),
-		Store: &store.Upstash{URL: "http://upstash.local", Token: token, RandomKey: "sim", Timeout: 5 * time.Second,
-			Transport: native.InProcess{Handler: upstashdev.New(addr, token)}}}
+	return &store.Upstash{URL: "http://upstash.local", Token: token, RandomKey: "sim", Timeout: 5 * time.Second,
+		Transport: native.InProcess{Handler: upstashdev.New(addr, token)}}
 }
 
 // Models are the two other designs, set up for the same capacity as a

@@ -4,14 +4,17 @@
 // when given) under concurrent load in the local host, and the hot paths'
 // Go benchmarks, native and compiled to wasm by each compiler (run
 // beforehand by make bench, whose outputs the -hotpaths flags name), and
-// the bot floods of issue 10 with the edge before and after its armour.
-// With -floods-only it plays the bot floods alone and rewrites their
-// section of an existing BENCHMARKS.md in place.
+// the bot floods of issue 10 with the edge before and after its armour,
+// and the fairness of each calling order and of the scheduled events' draw
+// (issue 11). With -floods-only it plays the bot floods alone, with
+// -fairness-only the fairness alone, and rewrites that section of an
+// existing BENCHMARKS.md in place.
 //
 //	go run ./cmd/bench -hotpaths hot.txt -wasm ../bin/main.go.wasm -hotpaths-wasm hot-wasm.txt \
 //	    [-tinygo-wasm ../bin/main.tinygo.wasm -tinygo-hotpaths hot-tinygo.txt -tinygo-version 0.33.0] \
 //	    -manifest ../fastly.toml -out ../BENCHMARKS.md -plot ../docs/flashcrowd.svg [-large]
 //	go run ./cmd/bench -floods-only -out ../BENCHMARKS.md -command "make bench-floods"
+//	go run ./cmd/bench -fairness-only -out ../BENCHMARKS.md -command "make bench-fairness"
 package main
 
 import (
@@ -46,7 +49,25 @@ type options struct {
 	// floodsOnly plays them alone.
 	floods     []sim.FloodScenario
 	floodsOnly bool
+	// fairness are the rooms whose order is measured
+	// (sim.FairnessScenarios) and draws the chi-square tests of the
+	// draw (drawTests); fairnessOnly plays them alone.
+	fairness     []sim.FairnessScenario
+	draws        []drawTest
+	fairnessOnly bool
 }
+
+// drawTest is a chi-square test of the draw: package draw's order over
+// draws keys, or the store's script over draws real draws.
+type drawTest struct {
+	tickets, draws int
+	store          bool
+}
+
+// drawTests are the draws tested: package draw's order for a small and a
+// larger pre-queue over many keys, and the script itself over fewer real
+// draws, each a few dozen calls.
+var drawTests = []drawTest{{tickets: 10, draws: 100000}, {tickets: 100, draws: 100000}, {tickets: 10, draws: 1000, store: true}}
 
 // build names one compiler's wasm and its hot paths' benchmark output.
 type build struct{ name, version, wasm, hotpaths string }
@@ -71,6 +92,7 @@ func main() {
 	started := flag.Int64("started", 0, "Unix time the whole run started (for the report), if before this command")
 	flag.StringVar(&o.command, "command", "make bench", "the command named in the report")
 	flag.BoolVar(&o.floodsOnly, "floods-only", false, "play only the bot floods and rewrite their section of -out")
+	flag.BoolVar(&o.fairnessOnly, "fairness-only", false, "measure only the fairness and rewrite its section of -out")
 	flag.StringVar(&o.cacheDir, "cache", filepath.Join(os.TempDir(), "fastlyhost-bench-cache"), "compiled-code cache of the host")
 	flag.Parse()
 	log.SetFlags(0)
@@ -78,7 +100,7 @@ func main() {
 	if *large {
 		o.visitors = 1000000
 	}
-	o.floods = sim.FloodScenarios
+	o.floods, o.fairness, o.draws = sim.FloodScenarios, sim.FairnessScenarios, drawTests
 	o.builds = []build{goBuild}
 	if tinygo.wasm != "" {
 		o.builds = append(o.builds, tinygo)
@@ -90,8 +112,13 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	do := run
-	if o.floodsOnly {
+	switch {
+	case o.floodsOnly && o.fairnessOnly:
+		log.Fatal("-floods-only and -fairness-only: one section at a time")
+	case o.floodsOnly:
 		do = runFloods
+	case o.fairnessOnly:
+		do = runFairness
 	}
 	if err := do(ctx, o); err != nil {
 		log.Fatal(err)
@@ -114,10 +141,7 @@ func run(ctx context.Context, o options) error {
 		res.Builds = append(res.Builds, rb)
 	}
 
-	// The event: a flash crowd of a fifth of the visitors (20,000 of
-	// 100,000) in the first minute, the rest over 40 minutes, and places
-	// for 7.5% of them at once.
-	res.Workload = sim.Crowd(o.visitors, o.visitors/5, o.visitors*3/40, 40*time.Minute)
+	res.Workload = flashCrowd(o.visitors)
 	if res.Reports, err = simulate(ctx, res.Workload); err != nil {
 		return err
 	}
@@ -126,6 +150,11 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	res.FloodsTook = time.Since(began)
+	began = time.Now()
+	if err := fairness(ctx, o, &res); err != nil {
+		return err
+	}
+	res.FairnessTook = time.Since(began)
 
 	for i := range res.Builds {
 		b, wasm := &res.Builds[i], o.builds[i].wasm
@@ -166,22 +195,98 @@ func run(ctx context.Context, o options) error {
 	return nil
 }
 
+// flashCrowd is the event: a fifth of the visitors (20,000 of 100,000) in
+// the first minute, the rest over 40 minutes, and places for 7.5% of them
+// at once.
+func flashCrowd(visitors int) sim.Config {
+	return sim.Crowd(visitors, visitors/5, visitors*3/40, 40*time.Minute)
+}
+
 // runFloods plays the bot floods and rewrites their section of o.out.
 func runFloods(ctx context.Context, o options) error {
+	return rewrite(o, "the bot floods", benchreport.Floods, func(res *benchreport.Results) (err error) {
+		res.Floods, err = floods(ctx, o.floods)
+		res.FloodsTook = time.Since(o.began)
+		return err
+	})
+}
+
+// runFairness measures the fairness and rewrites its section of o.out.
+func runFairness(ctx context.Context, o options) error {
+	return rewrite(o, "the fairness", benchreport.Fairness, func(res *benchreport.Results) error {
+		err := fairness(ctx, o, res)
+		res.FairnessTook = time.Since(o.began)
+		return err
+	})
+}
+
+// rewrite measures one section (what) and puts it, as section renders it,
+// in place of its old version in o.out.
+func rewrite(o options, what string, section func(benchreport.Results) string, measure func(*benchreport.Results) error) error {
 	doc, err := os.ReadFile(o.out)
 	if err != nil {
-		return fmt.Errorf("the report whose bot floods to rewrite: %w", err)
+		return fmt.Errorf("the report whose %s to rewrite: %w", what, err)
 	}
 	res := benchreport.Results{Date: time.Now(), Command: o.command}
-	if res.Floods, err = floods(ctx, o.floods); err != nil {
+	if err := measure(&res); err != nil {
 		return err
 	}
-	res.FloodsTook = time.Since(o.began)
-	if err := os.WriteFile(o.out, []byte(benchreport.ReplaceSection(string(doc), benchreport.Floods(res))), 0o644); err != nil {
+	if err := os.WriteFile(o.out, []byte(benchreport.ReplaceSection(string(doc), section(res))), 0o644); err != nil {
 		return err
 	}
-	log.Printf("rewrote the bot floods in %s in %v", o.out, res.FloodsTook.Round(time.Second))
+	log.Printf("rewrote %s in %s in %v", what, o.out, time.Since(o.began).Round(time.Second))
 	return nil
+}
+
+// fairness measures each of o.fairness's rooms on the flash crowd, each on
+// its own fresh redis-server, and o.draws.
+func fairness(ctx context.Context, o options, res *benchreport.Results) error {
+	res.FairnessWorkload = flashCrowd(o.visitors)
+	for _, s := range o.fairness {
+		f, err := fairnessRun(ctx, res.FairnessWorkload, s)
+		if err != nil {
+			return err
+		}
+		for _, p := range f.Parts {
+			log.Printf("fairness: %s, %s: %d tickets called, Kendall tau distance %.4f (calling order), %.4f (%d admissions), in %v", s.Name, p.Name,
+				p.Called.Items, p.Called.Distance(), p.Admitted.Distance(), p.Admitted.Items, f.Report.Elapsed.Round(time.Second))
+		}
+		res.Fairness = append(res.Fairness, f)
+	}
+	for _, d := range o.draws {
+		var f sim.DrawFairness
+		if d.store {
+			srv, err := redisproc.Start()
+			if err != nil {
+				return err
+			}
+			f, err = sim.StoreDrawFairness(ctx, srv.Addr, d.tickets, d.draws)
+			srv.Close()
+			if err != nil {
+				return err
+			}
+		} else {
+			f = sim.KeyedDrawFairness(d.tickets, d.draws)
+		}
+		how := "package draw's order over as many keys"
+		if f.Store {
+			how = fmt.Sprintf("the store's, %d of them the order package draw computes", f.Agreed)
+		}
+		log.Printf("fairness: %d draws of %d tickets (%s): chi-square %.1f, %d degrees of freedom, 0.1%% critical value %.1f",
+			f.Draws, f.Tickets, how, f.Stat, f.DOF, f.Critical)
+		res.Draws = append(res.Draws, f)
+	}
+	return nil
+}
+
+// fairnessRun measures one room on a fresh redis-server.
+func fairnessRun(ctx context.Context, cfg sim.Config, s sim.FairnessScenario) (sim.Fairness, error) {
+	srv, err := redisproc.Start()
+	if err != nil {
+		return sim.Fairness{}, err
+	}
+	defer srv.Close()
+	return sim.RunFairness(ctx, cfg, s, srv.Addr)
 }
 
 // floods plays each scenario beside sim.FloodCrowd with the edge before
