@@ -4,6 +4,7 @@
 #   make test    every test: edge module (this Go, Go 1.23, TinyGo), tools module, end to end on both wasm builds
 #   make fuzz    every Fuzz target of the edge module, FUZZTIME (20s) each (CI runs it after make test)
 #   make serve   the waiting room locally (see README.md)
+#   make bin/wrconfig  the config checker: bin/wrconfig check devconfig.json; bin/wrconfig explain HOST PATH [flags]
 #   make conformance  the Fastly Go SDK's own test suites against the local host; rewrites README.md's table
 #   make bench   the benchmark: writes BENCHMARKS.md and docs/flashcrowd.svg (make bench-large: 1,000,000 visitors;
 #                make bench-floods: only the bot floods, rewritten in place in BENCHMARKS.md;
@@ -88,7 +89,7 @@ test-tinygo:
 
 test-tinygo-run: bin/main.tinygo.wasm $(WAZERO) tools/fastlycli/node_modules
 	$(TINYGO_TEST) ./...
-	cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm go test -count=1 -timeout 20m ./e2e ./load ./fastlyhost ./attack
+	cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm go test -count=1 -timeout 20m ./e2e ./load ./fastlyhost ./attack ./rules
 
 # The Fastly Go SDK's own test suites (its integration_tests, end_to_end_tests and
 # the packages with a fastly.toml, from the module cache) against the local host, as
@@ -153,6 +154,10 @@ bench-fairness:
 # Per-request time of the real wasm in the local host (p50/p99 over 1,000 requests each).
 bench-host: build
 	cd tools && WASM=$(CURDIR)/bin/main.wasm go test -run '^$$' -bench . -benchtime 1000x ./e2e
+
+# wrconfig checks a config and explains where a request goes (README.md, "Checking a config").
+bin/wrconfig: $(EDGE_SOURCES) $(wildcard tools/cmd/wrconfig/*.go) tools/go.mod
+	cd tools && go build -o ../bin/wrconfig ./cmd/wrconfig
 
 serve: build
 	cd tools && go build -o ../bin/serve ./cmd/serve

@@ -3,8 +3,8 @@
 // forwarding to the origin, serving a page, or answering JSON.
 //
 // Everything it reads from the platform comes through small interfaces
-// (Config, Templates, Secrets, Origin, store.Transport), so main wires the
-// Fastly SDK in and tests wire in real local services.
+// (Config, Templates, Secrets, Origin, store.Transport, Geo, ACLs, Bots),
+// so main wires the Fastly SDK in and tests wire in real local services.
 package edge
 
 import (
@@ -38,6 +38,11 @@ type Service struct {
 	Upstash store.Transport
 	// Limits counts joins and failed logins per client; nil limits nothing.
 	Limits Limits
+	// Geo, ACLs and Bots answer the rules that need the platform
+	// (countries, bypass_acl, bypass_verified_bots); nil means unknown.
+	Geo  Geo
+	ACLs ACLs
+	Bots Bots
 	// UpstashViaBackend is true when Upstash is a Fastly backend, which
 	// knows the database's host: then upstash_url may be left out.
 	UpstashViaBackend bool
@@ -67,37 +72,30 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 	if !ok {
 		return
 	}
-	path := t.path.Literal
-	if path == settings.AdminPath || strings.HasPrefix(path, settings.AdminPath+"/") {
+	dest, j, err := settings.Route(s.rulesRequest(r, t))
+	if err != nil {
+		s.Logf("rules: %v", err)
+	}
+	switch dest {
+	case ToAdmin:
 		s.admin(ctx, w, r, settings)
-		return
-	}
-	if path == LeavePath {
+	case ToLeave:
 		s.leave(ctx, w, r, settings)
-		return
-	}
-	if path == InvitePath {
+	case ToInvite:
 		s.invite(ctx, w, r, t, settings)
-		return
-	}
-	room, protected := queue.Judge(settings.Rooms, t.host, path, t.path.Loose)
-	if room == nil {
-		if settings.RoomsBroken {
-			s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
-				"This site's waiting room is being set up. Please try again in a minute.")
-			return
+	case ToUnavailable:
+		s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
+			"This site's waiting room is being set up. Please try again in a minute.")
+	case ToBypass:
+		r.Header.Set(BypassHeader, j.Bypass)
+		s.forward(ctx, w, r, "", nil)
+	case ToLine:
+		if s.guard(w, r, t, settings) {
+			s.enter(ctx, w, r, settings, j.Room)
 		}
+	default:
 		s.forward(ctx, w, r, "", nil)
-		return
 	}
-	if !protected { // a bypass path
-		s.forward(ctx, w, r, "", nil)
-		return
-	}
-	if !s.guard(w, r, t, settings) {
-		return
-	}
-	s.enter(ctx, w, r, settings, room)
 }
 
 // The examples the backend fixes show in place of the real host name.

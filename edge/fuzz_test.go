@@ -46,6 +46,7 @@ var settingsSeeds = []struct{ adminPath, timeout, hsts, index, room, upstash str
 // always a real path below "/" in normal form, without the departure
 // beacon, so the panel never swallows the site; an admin path not taken
 // is reported; the store timeout and HSTS max-age stay in their bounds;
+// global bypass rules are taken or refused with a problem naming them;
 // and every problem is one log line.
 func FuzzLoadSettings(f *testing.F) {
 	for _, s := range settingsSeeds {
@@ -58,8 +59,17 @@ func checkLoadSettings(t *testing.T, adminPath, timeout, hsts, index, room, upst
 	config := mapConfig{
 		KeyAdminPath: adminPath, KeyStoreTimeoutMS: timeout, KeyHSTSMaxAge: hsts, KeyRooms: index, KeyUpstashURL: upstash,
 		KeyRoomPrefix + "a": room, KeyRoomPrefix + "b": `{"paths":["/b/"],"max_active_users":1}`,
+		// A room's bypass_* fields are the global rules' too.
+		KeyBypass: room,
 	}
 	s := LoadSettings(config)
+	refused := false
+	for _, problem := range s.Problems {
+		refused = refused || strings.HasPrefix(problem.Error(), KeyBypass+":") || strings.HasPrefix(problem.Error(), KeyBypass+".")
+	}
+	if (s.Bypass == nil) != refused {
+		t.Fatalf("bypass %q: rules %v, problems %q: want rules, or a problem naming the key", room, s.Bypass, s.Problems)
+	}
 	p := s.AdminPath
 	n, err := urlnorm.ParsePath(p)
 	if len(p) < 2 || err != nil || n.Escaped != p || strings.HasSuffix(p, "/") || p == LeavePath || strings.HasPrefix(LeavePath, p+"/") {
@@ -257,7 +267,8 @@ func (l fuzzLimits) Penalized(box, client string) (bool, error)   { return l.box
 var fuzzConfig = mapConfig{
 	KeyRooms:                  "shop, tickets, ci, closed, open",
 	KeyUpstashURL:             "https://eu1-real-12345.upstash.io",
-	KeyRoomPrefix + "shop":    `{"hosts":["shop.example.com","[::1]"],"paths":["/"],"bypass_paths":["/static/"],"new_users_per_minute":60}`,
+	KeyBypass:                 `{"bypass_extensions":["css"],"bypass_cookies":["staff=yes"]}`,
+	KeyRoomPrefix + "shop":    `{"hosts":["shop.example.com","[::1]"],"paths":["/"],"bypass_paths":["/static/"],"bypass_methods":["OPTIONS"],"new_users_per_minute":60}`,
 	KeyRoomPrefix + "tickets": `{"hosts":["tickets.test"],"paths":["/tickets/"],"max_active_users":5,"mode":"random"}`,
 	KeyRoomPrefix + "ci":      `{"hosts":["ci.test"],"paths":["/tickets/"],"bypass_paths":["/tickets/static/"],"case_insensitive_paths":true,"new_users_per_minute":60,"queue_status_code":429}`,
 	KeyRoomPrefix + "closed":  `{"hosts":["closed.test"],"paths":["/"],"mode":"reject"}`,
@@ -342,6 +353,13 @@ func FuzzServeHTTP(f *testing.F) {
 	f.Fuzz(checkServeHTTP)
 }
 
+// routeAtOrigin judges the request the origin got, whose path is p, as
+// the edge judges a request (without the platform's facts).
+func routeAtOrigin(sent *fsthttp.Request, p urlnorm.Path) (Destination, queue.Judgement) {
+	dest, j, _ := LoadSettings(fuzzConfig).Route((&Service{}).rulesRequest(sent, target{host: sent.Host, path: p}))
+	return dest, j
+}
+
 func checkServeHTTP(t *testing.T, method string, https, local bool, host, target, headers, body string, pass uint8, replies []byte, commands, tmpl string, limit uint8) {
 	scheme := "http"
 	if https {
@@ -408,14 +426,18 @@ func checkServeHTTP(t *testing.T, method string, https, local bool, host, target
 		if err != nil || p.Escaped != wire || urlnorm.CheckQuery(sent.URL.RawQuery) != nil {
 			t.Fatalf("%s: the origin got %q?%q, not in normal form (%q, %v)", request, wire, sent.URL.RawQuery, p.Escaped, err)
 		}
+		dest, j := routeAtOrigin(sent, p)
 		for _, k := range sent.Header.Keys() {
-			if strings.HasPrefix(strings.ToLower(k), "waiting-room-") {
-				t.Fatalf("%s: the origin got the reserved header %s: %q", request, k, sent.Header.Values(k))
+			// The one reserved header the origin gets: the edge's own
+			// word that a bypass rule let the request through.
+			v := sent.Header.Values(k)
+			if strings.HasPrefix(strings.ToLower(k), "waiting-room-") &&
+				!(k == BypassHeader && dest == ToBypass && len(v) == 1 && v[0] == j.Bypass) {
+				t.Fatalf("%s: the origin got the reserved header %s: %q", request, k, v)
 			}
 		}
-		room, protected := queue.Judge(LoadSettings(fuzzConfig).Rooms, sent.Host, p.Literal, p.Loose)
-		if protected && !st.admitted && room.Name != sessionRoom {
-			t.Fatalf("%s: the origin got %q for room %s, but the store admitted nobody and the visitor has no session there", request, wire, room.Name)
+		if dest == ToLine && !st.admitted && j.Room.Name != sessionRoom {
+			t.Fatalf("%s: the origin got %q for room %s, but the store admitted nobody and the visitor has no session there", request, wire, j.Room.Name)
 		}
 	}
 	for k, values := range w.HeaderMap {

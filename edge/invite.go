@@ -64,7 +64,7 @@ func (s *Service) invite(ctx context.Context, w fsthttp.ResponseWriter, r *fstht
 		s.inviteRefused(w, client, err)
 		return
 	}
-	room := s.inviteRoom(settings, t.host, inv)
+	room := s.inviteRoom(settings, r, t, inv)
 	if room == nil {
 		if settings.RoomsBroken {
 			s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
@@ -109,20 +109,25 @@ func (s *Service) invite(ctx context.Context, w fsthttp.ResponseWriter, r *fstht
 	}
 }
 
-// inviteRoom is the room inv opens on host: its own, when that room serves
-// host and its line, as the rules judge it there, holds inv's path (an
-// earlier room on the same paths would take the visitor's request); else
-// nil.
-func (s *Service) inviteRoom(settings Settings, host string, inv queue.Invite) *queue.Room {
+// inviteRoom is the room inv opens for the visitor of r: its own, when the
+// rules would put the visitor's request for inv's path (on this host) in
+// that room's line (a more specific room on the same paths would take the
+// request, and a bypass rule needs no place); else nil.
+func (s *Service) inviteRoom(settings Settings, r *fsthttp.Request, t target, inv queue.Invite) *queue.Room {
 	p, err := urlnorm.ParsePath(inv.To)
 	if err != nil {
 		return nil
 	}
-	room, protected := queue.Judge(settings.Rooms, host, p.Literal, p.Loose)
-	if !protected || room.Name != inv.Room {
+	req := s.rulesRequest(r, t)
+	req.Method, req.Paths = fsthttp.MethodGet, []string{p.Literal, p.Loose}
+	j, err := queue.Judge(settings.Rooms, settings.Bypass, req)
+	if err != nil {
+		s.Logf("invite: rules: %v", err)
+	}
+	if !j.Protected || j.Room.Name != inv.Room {
 		return nil
 	}
-	return room
+	return j.Room
 }
 
 // boxedForInvites reports whether client is in the penalty box for bad

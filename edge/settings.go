@@ -1,12 +1,16 @@
 package edge
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/edgequeue/waitingroom/match"
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/urlnorm"
 )
@@ -42,6 +46,7 @@ const (
 	KeyUpstashURL     = "upstash_url" // optional where Upstash is a Fastly backend
 	KeyStoreTimeoutMS = "store_timeout_ms"
 	KeyHSTSMaxAge     = "hsts_max_age"
+	KeyBypass         = "bypass"
 
 	SecretUpstashToken  = "upstash_token"
 	SecretSigningKeys   = "signing_keys"
@@ -73,6 +78,12 @@ type Settings struct {
 	HSTSMaxAge int
 	// Rooms are the valid rooms, in the index's order.
 	Rooms []*queue.Room
+	// Bypass is the global bypass rules (the config store's bypass key),
+	// which let requests past every room's line; nil when there are none
+	// or they are invalid. An invalid set is left out whole: the rules
+	// meant to let requests through then let none through, which keeps
+	// every room's line.
+	Bypass *match.Bypass
 	// RoomsBroken is true when the room index or a room definition could
 	// not be used. Such a room is left out of Rooms, and requests that no
 	// valid room claims are then refused rather than sent to the origin,
@@ -115,6 +126,8 @@ func LoadSettings(c Config) Settings {
 		} else {
 			s.StoreTimeout = time.Duration(ms) * time.Millisecond
 		}
+	} else if !errors.Is(err, ErrNotFound) {
+		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyStoreTimeoutMS, err))
 	}
 	if v, err := c.Get(KeyHSTSMaxAge); err == nil {
 		n, perr := strconv.Atoi(v)
@@ -125,6 +138,15 @@ func LoadSettings(c Config) Settings {
 		}
 	} else if !errors.Is(err, ErrNotFound) {
 		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyHSTSMaxAge, err))
+	}
+	if v, err := c.Get(KeyBypass); err == nil {
+		b, err := ParseBypass(v)
+		if err != nil {
+			s.Problems = append(s.Problems, err)
+		}
+		s.Bypass = b
+	} else if !errors.Is(err, ErrNotFound) {
+		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyBypass, err))
 	}
 	index, err := c.Get(KeyRooms)
 	if err != nil {
@@ -186,4 +208,59 @@ func checkAdminPath(v string) string {
 		return "must not hold " + InvitePath + ", the invite links' path"
 	}
 	return ""
+}
+
+// ParseBypass reads the config store's global bypass rules: a JSON object
+// of a room's bypass_* fields. Every error names the field, after "bypass."
+// ("bypass.bypass_ips[1]: ..."); then the rules are nil.
+func ParseBypass(v string) (*match.Bypass, error) {
+	dec := json.NewDecoder(bytes.NewReader([]byte(v)))
+	dec.DisallowUnknownFields()
+	b := &match.Bypass{}
+	if err := dec.Decode(b); err != nil {
+		return nil, fmt.Errorf("%s: %s", KeyBypass, jsonProblem(err))
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%s: unexpected data after the JSON object", KeyBypass)
+	}
+	if err := b.Compile(false); err != nil {
+		return nil, fmt.Errorf("%s.%v", KeyBypass, err)
+	}
+	return b, nil
+}
+
+// jsonProblem says what is wrong with a JSON value in an operator's words:
+// which field holds the wrong type, or which field is unknown.
+func jsonProblem(err error) string {
+	var typ *json.UnmarshalTypeError
+	var syntax *json.SyntaxError
+	switch {
+	case errors.As(err, &typ) && typ.Field != "":
+		return fmt.Sprintf("%s: must be %s, not a JSON %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("must be a JSON object of bypass_* fields, not a JSON %s", typ.Value)
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("is not valid JSON (at byte %d): %v", syntax.Offset, err)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return "unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field ") +
+			" (the global rules are bypass_ips, bypass_acl, bypass_paths, bypass_extensions, bypass_methods, bypass_headers, bypass_cookies and bypass_verified_bots)"
+	case errors.Is(err, io.EOF):
+		return "is empty: write {} for no rules, or delete the key"
+	}
+	return err.Error()
+}
+
+// jsonKind names a Go kind as JSON calls it.
+func jsonKind(kind string) string {
+	switch kind {
+	case "slice", "array":
+		return "a list"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "struct", "map":
+		return "an object"
+	}
+	return "a number"
 }

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -146,5 +147,78 @@ func TestHSTSMaxAge(t *testing.T) {
 	}
 	if s := LoadSettings(mapConfig{}); s.HSTSMaxAge != 0 {
 		t.Errorf("default %d", s.HSTSMaxAge)
+	}
+}
+
+// TestGlobalBypass: the config store's bypass key is parsed as a room's
+// bypass_* fields, and every error names its field after "bypass.". An
+// invalid set is left out whole and reported.
+func TestGlobalBypass(t *testing.T) {
+	for _, tc := range []struct {
+		name, value string
+		problem     string // "" when valid
+	}{
+		{"every rule", `{"bypass_ips":["192.0.2.7","2001:db8::/32"],"bypass_acl":"office","bypass_paths":["/healthz"],` +
+			`"bypass_extensions":["css",".woff2"],"bypass_methods":["OPTIONS"],"bypass_headers":[{"name":"X-Probe","value":"p1"},` +
+			`{"name":"X-Partner","secret":"partner_token"}],"bypass_cookies":["staff","preview=yes"],"bypass_verified_bots":true}`, ""},
+		{"no rules", `{}`, ""},
+		{"bad address", `{"bypass_ips":["192.0.2.7","10.0.0.1/8"]}`, `bypass.bypass_ips[1]: "10.0.0.1/8" has bits set past its /8`},
+		{"bad extension", `{"bypass_extensions":["tar.gz"]}`, `bypass.bypass_extensions[0]: "tar.gz" must be one extension`},
+		{"header without value", `{"bypass_headers":[{"name":"X-Probe"}]}`, "bypass.bypass_headers[0]: value or secret: set exactly one"},
+		{"bad cookie", `{"bypass_cookies":["a b"]}`, `bypass.bypass_cookies[0]: "a b" must be a cookie name`},
+		{"bad method", `{"bypass_methods":["GET /"]}`, `bypass.bypass_methods[0]: "GET /" is not a method`},
+		{"bad ACL name", `{"bypass_acl":"my acl"}`, `bypass.bypass_acl: "my acl" may only hold`},
+		{"room field", `{"paths":["/"]}`, `bypass: unknown field "paths" (the global rules are bypass_ips,`},
+		{"wrong type", `{"bypass_ips":"192.0.2.7"}`, "bypass: bypass_ips: must be a list, not a JSON string"},
+		{"wrong type inside", `{"bypass_headers":[{"name":1}]}`, "bypass: bypass_headers.name: must be a string, not a JSON number"},
+		{"not an object", `["OPTIONS"]`, "bypass: must be a JSON object of bypass_* fields, not a JSON array"},
+		{"not JSON", `{bypass_ips:1}`, "bypass: is not valid JSON (at byte 2)"},
+		{"empty", ``, "bypass: is empty: write {} for no rules, or delete the key"},
+		{"trailing data", `{} {}`, "bypass: unexpected data after the JSON object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := LoadSettings(mapConfig{KeyUpstashURL: "https://db", KeyBypass: tc.value})
+			var problems []string
+			for _, p := range s.Problems {
+				problems = append(problems, p.Error())
+			}
+			if tc.problem == "" {
+				if len(problems) != 0 || s.Bypass == nil {
+					t.Fatalf("problems %q, rules %v; want valid rules", problems, s.Bypass)
+				}
+				return
+			}
+			if len(problems) != 1 || !strings.HasPrefix(problems[0], tc.problem) || s.Bypass != nil {
+				t.Fatalf("problems %q, rules %v; want none and one problem starting %q", problems, s.Bypass, tc.problem)
+			}
+		})
+	}
+}
+
+// failingConfig fails every read with err.
+type failingConfig struct{ err error }
+
+func (c failingConfig) Get(string) (string, error) { return "", c.err }
+
+// TestLoadSettingsReadErrors: a key that cannot be read is a problem that
+// names it, every key alike, and the rooms count as broken.
+func TestLoadSettingsReadErrors(t *testing.T) {
+	s := LoadSettings(failingConfig{errors.New("config store: too many requests")})
+	var problems []string
+	for _, p := range s.Problems {
+		problems = append(problems, p.Error())
+	}
+	for _, key := range []string{KeyAdminPath, KeyUpstashURL, KeyStoreTimeoutMS, KeyHSTSMaxAge, KeyBypass, KeyRooms} {
+		want := key + ": config store: too many requests"
+		found := false
+		for _, p := range problems {
+			found = found || p == want
+		}
+		if !found {
+			t.Errorf("problems %q lack %q", problems, want)
+		}
+	}
+	if !s.RoomsBroken || s.StoreTimeout != DefaultStoreTimeout {
+		t.Errorf("rooms broken %v, timeout %v; want broken and the default", s.RoomsBroken, s.StoreTimeout)
 	}
 }

@@ -155,7 +155,7 @@ func (inv Invite) CheckRoom(room *Room) error {
 	if err != nil {
 		return err
 	}
-	if !room.hasAnyPrefix(p.Literal, room.Paths) || room.Bypasses(p.Literal) {
+	if !room.Target.HoldsPath(p.Literal) || room.Bypass.SkipsPath(p.Literal) {
 		return invalid(ErrInvitePath, "%q is not in room %q's line", inv.To, room.Name)
 	}
 	return nil

@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/edgequeue/waitingroom/match"
 	"github.com/edgequeue/waitingroom/store"
-	"github.com/edgequeue/waitingroom/urlnorm"
 )
 
 // ErrInvalidRoom is wrapped by every error ParseRoom returns, so a caller
@@ -23,20 +21,13 @@ var ErrInvalidRoom = errors.New("invalid room")
 type Room struct {
 	// Name identifies the room in store keys, cookies and the admin panel.
 	Name string `json:"-"`
-	// Hosts the room applies to; empty means every host. ParseRoom
-	// keeps them in urlnorm.Host's form (lower case, no trailing dot).
-	Hosts []string `json:"hosts"`
-	// Paths are the URL path prefixes the room protects, compared with
-	// the normalised, decoded path (urlnorm.Path).
-	Paths []string `json:"paths"`
-	// BypassPaths are path prefixes inside Paths that never wait (assets,
-	// health checks): a visitor's page should not queue its own stylesheet.
-	BypassPaths []string `json:"bypass_paths"`
-	// CaseInsensitivePaths makes Paths and BypassPaths match whatever the
-	// case, for an origin that ignores case (IIS, a case-insensitive file
-	// system): there "/TICKETS/" is "/tickets/", and a case-sensitive
-	// rule would let it past the line.
-	CaseInsensitivePaths bool `json:"case_insensitive_paths"`
+	// Target is where the room applies: hosts, paths, countries and
+	// case_insensitive_paths (its JSON fields are the room's).
+	match.Target
+	// Bypass is the room's rules for requests that never wait (assets,
+	// health checks...): a visitor's page should not queue its own
+	// stylesheet. Its JSON fields (bypass_*) are the room's.
+	match.Bypass
 	// Mode is how the room treats newcomers: Fifo, Random, Passthrough or
 	// Reject.
 	Mode Mode `json:"mode"`
@@ -210,28 +201,11 @@ func (r *Room) applyDefaults() {
 }
 
 func (r *Room) validate() error {
-	for i, h := range r.Hosts {
-		n, err := urlnorm.Host(h)
-		if err != nil {
-			return fmt.Errorf("hosts[%d]: %v", i, err)
-		}
-		if n != strings.TrimSuffix(strings.ToLower(h), ".") {
-			return fmt.Errorf("hosts[%d]: %q must be a host name without a port (a room applies to every port)", i, h)
-		}
-		r.Hosts[i] = n
+	if err := r.Target.Compile(); err != nil {
+		return err
 	}
-	if len(r.Paths) == 0 {
-		return errors.New(`paths: at least one path prefix is required (use ["/"] for the whole site)`)
-	}
-	for i, p := range r.Paths {
-		if err := checkPrefix(p); err != nil {
-			return fmt.Errorf("paths[%d]: %q %v", i, p, err)
-		}
-	}
-	for i, p := range r.BypassPaths {
-		if err := checkPrefix(p); err != nil {
-			return fmt.Errorf("bypass_paths[%d]: %q %v", i, p, err)
-		}
+	if err := r.Bypass.Compile(r.CaseInsensitivePaths); err != nil {
+		return err
 	}
 	switch r.Mode {
 	case Fifo, Random, Passthrough, Reject:
@@ -301,25 +275,6 @@ func (r *Room) validate() error {
 	return r.validateEvents()
 }
 
-// checkPrefix refuses a path prefix that no normalised path can start
-// with, so a rule that could never match is an error, not a silent hole.
-func checkPrefix(p string) error {
-	if !strings.HasPrefix(p, "/") {
-		return errors.New("must start with /")
-	}
-	n, err := urlnorm.ParsePath(p)
-	var bad *urlnorm.Error
-	switch {
-	case errors.As(err, &bad):
-		return errors.New(bad.Problem)
-	case err != nil:
-		return err
-	case n.Literal != p:
-		return fmt.Errorf("never matches: requests are matched in normal form; write %q", n.Literal)
-	}
-	return nil
-}
-
 // checkName keeps room names safe to embed in store keys, cookie names
 // and URLs without escaping.
 func checkName(name string) error {
@@ -344,35 +299,6 @@ func checkToken(s string) error {
 		}
 	}
 	return nil
-}
-
-// Protects reports whether a request for host and path belongs to the room.
-// path is a reading of a normalised path (urlnorm.Path).
-func (r *Room) Protects(host, path string) bool {
-	return r.Serves(host) && r.hasAnyPrefix(path, r.Paths)
-}
-
-// Serves reports whether the room applies to host (a Host header, in any
-// form urlnorm.Host accepts; a host it refuses is in no room's hosts).
-func (r *Room) Serves(host string) bool {
-	if len(r.Hosts) == 0 {
-		return true
-	}
-	h, err := urlnorm.Host(host)
-	if err != nil {
-		return false
-	}
-	for _, name := range r.Hosts {
-		if name == h {
-			return true
-		}
-	}
-	return false
-}
-
-// Bypasses reports whether path is exempt from the line.
-func (r *Room) Bypasses(path string) bool {
-	return r.hasAnyPrefix(path, r.BypassPaths)
 }
 
 // Policy is the admission policy the store enforces for this room at now:
@@ -426,70 +352,91 @@ func (r *Room) Heartbeat() time.Duration { return seconds(r.InactivityTimeout) /
 
 func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
 
-// Match returns the first room that protects host and path, or nil. Rooms
-// are tried in the order given, so the index in the config store sets
-// precedence when rooms overlap.
-func Match(rooms []*Room, host, path string) *Room {
+// Judgement is where a request stands: in a room's line (Protected), let
+// through by a bypass rule (Bypass set, Room the room it was in), or in no
+// room (Room nil), when it goes to the origin untouched.
+type Judgement struct {
+	// Room is the room the request is in, or nil.
+	Room *Room
+	// Bypass names the rule that let the request through ("global:" first
+	// when it is one of the global rules), or is "".
+	Bypass string
+	// Protected is true when the request must have its place in Room's
+	// line.
+	Protected bool
+}
+
+// Judge decides which room's line a request is in. Each reading of its
+// path (req.Paths) is in the most specific room that matches it (see
+// match.Specificity; rooms tried in order, so the index breaks ties), and
+// the request is protected when any reading is in a room and bypassed by
+// neither the global rules nor that room's: a request the rules judge
+// under one reading cannot walk around the line under another. When none
+// is protected, the judgement names the room and rule of the first
+// reading in a room. An error comes only from the platform's facts (a
+// failed geolocation...): it is for the log, and the judgement stands,
+// made as if the fact were unknown.
+func Judge(rooms []*Room, global *match.Bypass, req *match.Request) (Judgement, error) {
+	var errs []error
+	var let Judgement
+	for _, path := range req.Paths {
+		room := bestRoom(rooms, req, path, &errs)
+		if room == nil {
+			continue
+		}
+		rule, bypassed := "", false
+		if global != nil {
+			var err error
+			if rule, bypassed, err = global.Match(req, path); err != nil {
+				errs = appendErrors(errs, "bypass", err)
+			}
+			if bypassed {
+				rule = "global:" + rule
+			}
+		}
+		if !bypassed {
+			var err error
+			if rule, bypassed, err = room.Bypass.Match(req, path); err != nil {
+				errs = appendErrors(errs, fmt.Sprintf("room %q", room.Name), err)
+			}
+		}
+		if !bypassed {
+			return Judgement{Room: room, Protected: true}, errors.Join(errs...)
+		}
+		if let.Room == nil {
+			let = Judgement{Room: room, Bypass: rule}
+		}
+	}
+	return let, errors.Join(errs...)
+}
+
+// bestRoom is the most specific room holding a request whose path reads
+// as path, the earlier one of equals, or nil.
+func bestRoom(rooms []*Room, req *match.Request, path string, errs *[]error) *Room {
+	var best *Room
+	var bestSpec match.Specificity
 	for _, r := range rooms {
-		if r.Protects(host, path) {
-			return r
+		spec, ok, err := r.Target.Match(req, path)
+		if err != nil {
+			*errs = appendErrors(*errs, fmt.Sprintf("room %q", r.Name), err)
+		}
+		if ok && (best == nil || spec.MoreThan(bestSpec)) {
+			best, bestSpec = r, spec
 		}
 	}
-	return nil
+	return best
 }
 
-// Judge decides which room's line a request for host is in. readings are
-// the ways origins may read its path (urlnorm.Path's Literal and Loose),
-// and the request is protected when any of them falls in a room and is
-// not bypassed there: a request the rules judge under one reading cannot
-// walk around the line under another. When none is protected, room is the
-// room whose bypass the first reading matched, or nil.
-func Judge(rooms []*Room, host string, readings ...string) (room *Room, protected bool) {
-	for _, p := range readings {
-		if r := Match(rooms, host, p); r != nil && !r.Bypasses(p) {
-			return r, true
+// appendErrors appends err (not nil), or each error it joins, to errs, each
+// prefixed with where it arose, so every log line says which rules failed.
+func appendErrors(errs []error, where string, err error) []error {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			errs = appendErrors(errs, where, e)
 		}
+		return errs
 	}
-	if len(readings) == 0 {
-		return nil, false
-	}
-	return Match(rooms, host, readings[0]), false
-}
-
-func (r *Room) hasAnyPrefix(path string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(path, p) || r.CaseInsensitivePaths && hasPrefixFold(path, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// hasPrefixFold reports whether s begins with prefix under Unicode case
-// folding, rune by rune (a folded rune may differ in length: K and the
-// Kelvin sign).
-func hasPrefixFold(s, prefix string) bool {
-	for _, pr := range prefix {
-		sr, n := utf8.DecodeRuneInString(s)
-		if n == 0 || !sameFold(sr, pr) {
-			return false
-		}
-		s = s[n:]
-	}
-	return true
-}
-
-// sameFold reports whether a and b are one letter in another case.
-func sameFold(a, b rune) bool {
-	if a == b {
-		return true
-	}
-	for f := unicode.SimpleFold(a); f != a; f = unicode.SimpleFold(f) {
-		if f == b {
-			return true
-		}
-	}
-	return false
+	return append(errs, fmt.Errorf("%s: %w", where, err))
 }
 
 // ParseRoomIndex splits the config store's list of room names, separated

@@ -2,9 +2,14 @@ package queue
 
 import (
 	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgequeue/waitingroom/match"
 )
 
 func TestParseRoom(t *testing.T) {
@@ -48,6 +53,17 @@ func TestParseRoom(t *testing.T) {
 		{"cookie name", `{"paths":["/"],"new_users_per_minute":1,"cookie_name":"a;b"}`, "cookie_name"},
 		{"template path", `{"paths":["/"],"new_users_per_minute":1,"template":"../x"}`, "template"},
 		{"huge number", `{"paths":["/"],"new_users_per_minute":1e400}`, "new_users_per_minute"},
+		{"every rule", `{"hosts":["*.example.com","shop.test"],"paths":["/tickets/*/buy","*.json"],"countries":["de","AT"],"max_active_users":5,
+			"bypass_ips":["192.0.2.1","2001:db8::/32"],"bypass_acl":"office","bypass_paths":["/static/"],"bypass_extensions":["css",".png"],
+			"bypass_methods":["OPTIONS"],"bypass_headers":[{"name":"X-Health","value":"1"},{"name":"X-Key","secret":"partner"}],
+			"bypass_cookies":["staff","tier=gold"],"bypass_verified_bots":true}`, ""},
+		{"bad bypass ip", `{"paths":["/"],"max_active_users":1,"bypass_ips":["192.0.2.1","10.0.0.1/8"]}`, `bypass_ips[1]: "10.0.0.1/8" has bits set`},
+		{"bad country", `{"paths":["/"],"max_active_users":1,"countries":["UK"]}`, `countries[0]: "UK" is not`},
+		{"bad wildcard", `{"hosts":["shop.*"],"paths":["/"],"max_active_users":1}`, `hosts[0]: "shop.*" may only hold *`},
+		{"bad glob", `{"paths":["/a/**"],"max_active_users":1}`, `paths[0]: "/a/**" holds "**"`},
+		{"bad header rule", `{"paths":["/"],"max_active_users":1,"bypass_headers":[{"name":"X-Health"}]}`, `bypass_headers[0]: value or secret`},
+		{"unknown header field", `{"paths":["/"],"max_active_users":1,"bypass_headers":[{"name":"X-Health","valeu":"1"}]}`, `unknown field "valeu"`},
+		{"bypass_verified_bots not a bool", `{"paths":["/"],"max_active_users":1,"bypass_verified_bots":"yes"}`, "bypass_verified_bots"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,37 +112,62 @@ func TestRoomNames(t *testing.T) {
 	}
 }
 
+// mustRoom parses a room definition that must be valid; the definition
+// gets a capacity unless it sets a limit.
+func mustRoom(t testing.TB, name, def string) *Room {
+	t.Helper()
+	if !strings.Contains(def, "max_active_users") && !strings.Contains(def, "new_users_per_minute") {
+		def = strings.TrimSuffix(def, "}") + `,"max_active_users":10}`
+	}
+	r, err := ParseRoom(name, []byte(def))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// judged is Judge's answer in short: the room's name (or "-"), then
+// "protected" or "bypass <rule>" (or nothing, in no room).
+func judged(rooms []*Room, global *match.Bypass, req *match.Request) string {
+	j, err := Judge(rooms, global, req)
+	got := "-"
+	if j.Room != nil {
+		got = j.Room.Name
+	}
+	switch {
+	case j.Protected:
+		got += " protected"
+	case j.Bypass != "":
+		got += " bypass " + j.Bypass
+	}
+	if err != nil {
+		got += " error " + err.Error()
+	}
+	return got
+}
+
 func TestMatch(t *testing.T) {
-	shop := &Room{Name: "shop", Hosts: []string{"shop.test"}, Paths: []string{"/"}, BypassPaths: []string{"/static/"}}
-	event := &Room{Name: "event", Paths: []string{"/event/"}}
+	shop := mustRoom(t, "shop", `{"hosts":["shop.test"],"paths":["/"],"bypass_paths":["/static/"]}`)
+	event := mustRoom(t, "event", `{"paths":["/event/"]}`)
 	rooms := []*Room{event, shop}
 	tests := []struct {
 		host, path, want string
-		bypass           bool
 	}{
-		{"shop.test", "/", "shop", false},
-		{"SHOP.test:443", "/cart", "shop", false},
-		{"shop.test.", "/cart", "shop", false},
-		{"shop.test", "/static/a.css", "shop", true},
-		{"shop.test", "/STATIC/a.css", "shop", false},
-		{"shop.test", "/event/1", "event", false},
-		{"other.test", "/event/1", "event", false},
-		{"other.test", "/", "", false},
-		{"[::1]:80", "/", "", false},
-		{"shop test", "/", "", false},
-		{"", "/", "", false},
+		{"shop.test", "/", "shop protected"},
+		{"SHOP.test:443", "/cart", "shop protected"},
+		{"shop.test.", "/cart", "shop protected"},
+		{"shop.test", "/static/a.css", "shop bypass path"},
+		{"shop.test", "/STATIC/a.css", "shop protected"},
+		{"shop.test", "/event/1", "shop protected"}, // an exact host beats a longer path on any host
+		{"other.test", "/event/1", "event protected"},
+		{"other.test", "/", "-"},
+		{"[::1]:80", "/", "-"},
+		{"shop test", "/", "-"},
+		{"", "/", "-"},
 	}
 	for _, tc := range tests {
-		r := Match(rooms, tc.host, tc.path)
-		got := ""
-		if r != nil {
-			got = r.Name
-		}
-		if got != tc.want {
-			t.Errorf("Match(%q, %q) = %q, want %q", tc.host, tc.path, got, tc.want)
-		}
-		if r != nil && r.Bypasses(tc.path) != tc.bypass {
-			t.Errorf("Bypasses(%q) = %v", tc.path, !tc.bypass)
+		if got := judged(rooms, nil, &match.Request{Host: tc.host, Paths: []string{tc.path}}); got != tc.want {
+			t.Errorf("Judge(%q, %q) = %s, want %s", tc.host, tc.path, got, tc.want)
 		}
 	}
 }
@@ -134,16 +175,16 @@ func TestMatch(t *testing.T) {
 // TestParsedHostsMatch: a room's hosts are kept in normal form, so any
 // spelling of the host in a request matches.
 func TestParsedHostsMatch(t *testing.T) {
-	r, err := ParseRoom("shop", []byte(`{"hosts":["Shop.Example.COM."],"paths":["/"],"new_users_per_minute":1}`))
-	if err != nil {
-		t.Fatal(err)
+	r := mustRoom(t, "shop", `{"hosts":["Shop.Example.COM.","*.Shop.Test"],"paths":["/"],"new_users_per_minute":1}`)
+	if r.Hosts[0] != "shop.example.com" || r.Hosts[1] != "*.shop.test" {
+		t.Errorf("hosts kept as %q", r.Hosts)
 	}
-	for _, h := range []string{"shop.example.com", "SHOP.example.com", "shop.example.com.", "shop.example.com:443", "shop.example.com:8080"} {
+	for _, h := range []string{"shop.example.com", "SHOP.example.com", "shop.example.com.", "shop.example.com:443", "shop.example.com:8080", "a.shop.test"} {
 		if !r.Serves(h) {
 			t.Errorf("Serves(%q) = false", h)
 		}
 	}
-	for _, h := range []string{"example.com", "shop.example.com.evil.test", "", "shop.example.com\x00"} {
+	for _, h := range []string{"example.com", "shop.example.com.evil.test", "", "shop.example.com\x00", "shop.test"} {
 		if r.Serves(h) {
 			t.Errorf("Serves(%q) = true", h)
 		}
@@ -155,73 +196,195 @@ func TestParsedHostsMatch(t *testing.T) {
 // case written.
 func TestCaseInsensitivePaths(t *testing.T) {
 	room := func(fold bool) *Room {
-		return &Room{Name: "t", Paths: []string{"/tickets/", "/kiosk/", "/café/"}, BypassPaths: []string{"/tickets/static/"}, CaseInsensitivePaths: fold}
+		return mustRoom(t, "t", fmt.Sprintf(`{"paths":["/tickets/","/kiosk/","/café/"],"bypass_paths":["/tickets/static/"],"case_insensitive_paths":%v}`, fold))
 	}
 	tests := []struct {
-		path                    string
-		protects, bypass, folds bool
+		path          string
+		plain, folded string
 	}{
-		{"/tickets/buy", true, false, false},
-		{"/TICKETS/buy", false, false, true},
-		{"/Tickets/Static/a.css", false, false, true},
-		{"/tickets/STATIC/a.css", true, false, false},
-		{"/\u212Aiosk/", false, false, true}, // the Kelvin sign folds to k
-		{"/CAFÉ/menu", false, false, true},
-		{"/ticket", false, false, false},
-		{"/tickets", false, false, false},
+		{"/tickets/buy", "t protected", "t protected"},
+		{"/TICKETS/buy", "-", "t protected"},
+		{"/Tickets/Static/a.css", "-", "t bypass path"},
+		{"/tickets/STATIC/a.css", "t protected", "t bypass path"},
+		{"/tickets/static/a.css", "t bypass path", "t bypass path"},
+		{"/\u212Aiosk/", "-", "t protected"}, // the Kelvin sign folds to k
+		{"/CAFÉ/menu", "-", "t protected"},
+		{"/ticket", "-", "-"},
+		{"/tickets", "-", "-"},
 	}
 	for _, tc := range tests {
 		for _, fold := range []bool{false, true} {
-			r := room(fold)
-			wantProtects := tc.protects || fold && tc.folds
-			if got := r.Protects("any.test", tc.path); got != wantProtects {
-				t.Errorf("fold %v: Protects(%q) = %v", fold, tc.path, got)
+			want := tc.plain
+			if fold {
+				want = tc.folded
+			}
+			if got := judged([]*Room{room(fold)}, nil, &match.Request{Host: "any.test", Paths: []string{tc.path}}); got != want {
+				t.Errorf("fold %v: %q: %s, want %s", fold, tc.path, got, want)
 			}
 		}
-	}
-	r := room(true)
-	if !r.Bypasses("/TICKETS/STATIC/a.css") || room(false).Bypasses("/TICKETS/STATIC/a.css") {
-		t.Error("bypass rules fold only with case_insensitive_paths")
 	}
 }
 
 // TestJudge: a request is protected when any reading of its path is in a
-// room's line; when none is, the room is the one whose bypass the first
-// reading matched.
+// room's line and not bypassed there; when none is, the room is the one
+// the first reading in a room is in, with the rule that let it through.
 func TestJudge(t *testing.T) {
-	shop := &Room{Name: "shop", Paths: []string{"/"}, BypassPaths: []string{"/static/"}}
-	tickets := &Room{Name: "tickets", Hosts: []string{"t.test"}, Paths: []string{"/tickets/"}}
+	shop := mustRoom(t, "shop", `{"paths":["/"],"bypass_paths":["/static/"],"bypass_methods":["OPTIONS"]}`)
+	tickets := mustRoom(t, "tickets", `{"hosts":["t.test"],"paths":["/tickets/"]}`)
 	rooms := []*Room{tickets, shop}
 	tests := []struct {
-		host      string
-		readings  []string
-		room      string
-		protected bool
+		host     string
+		method   string
+		readings []string
+		want     string
 	}{
-		{"shop.test", []string{"/checkout", "/checkout"}, "shop", true},
-		{"shop.test", []string{"/static/a.css", "/static/a.css"}, "shop", false},
-		{"shop.test", []string{"/static/..%2Fcheckout", "/checkout"}, "shop", true},
-		{"shop.test", []string{"/static/x%2F..%2F..%2Fcheckout", "/checkout"}, "shop", true},
-		{"t.test", []string{"/tickets;x/buy", "/tickets/buy"}, "shop", true}, // the first reading's room
-		{"t.test", []string{"/static/a", "/static/a"}, "shop", false},
-		{"other.test", []string{"/tickets/buy"}, "shop", true},
-		{"other.test", nil, "", false},
+		{"shop.test", "GET", []string{"/checkout", "/checkout"}, "shop protected"},
+		{"shop.test", "GET", []string{"/static/a.css", "/static/a.css"}, "shop bypass path"},
+		{"shop.test", "GET", []string{"/static/..%2Fcheckout", "/checkout"}, "shop protected"},
+		{"shop.test", "GET", []string{"/static/x%2F..%2F..%2Fcheckout", "/checkout"}, "shop protected"},
+		{"t.test", "GET", []string{"/tickets;x/buy", "/tickets/buy"}, "shop protected"}, // the first reading's room
+		{"t.test", "GET", []string{"/static/a", "/static/a"}, "shop bypass path"},
+		{"t.test", "OPTIONS", []string{"/tickets/buy", "/tickets/buy"}, "tickets protected"}, // that room bypasses no method
+		{"other.test", "GET", []string{"/tickets/buy"}, "shop protected"},
+		{"other.test", "OPTIONS", []string{"/tickets/buy"}, "shop bypass method"},
+		{"other.test", "options", []string{"/tickets/buy"}, "shop protected"},
+		{"other.test", "GET", nil, "-"},
 	}
 	for _, tc := range tests {
-		r, protected := Judge(rooms, tc.host, tc.readings...)
-		got := ""
-		if r != nil {
-			got = r.Name
-		}
-		if got != tc.room || protected != tc.protected {
-			t.Errorf("Judge(%q, %q) = %q, %v; want %q, %v", tc.host, tc.readings, got, protected, tc.room, tc.protected)
+		got := judged(rooms, nil, &match.Request{Host: tc.host, Method: tc.method, Paths: tc.readings})
+		if got != tc.want {
+			t.Errorf("Judge(%s %q, %q) = %s, want %s", tc.method, tc.host, tc.readings, got, tc.want)
 		}
 	}
-	if r, protected := Judge([]*Room{tickets}, "t.test", "/about", "/about"); r != nil || protected {
-		t.Errorf("a path in no room: %v, %v", r, protected)
+	if got := judged([]*Room{tickets}, nil, &match.Request{Host: "t.test", Paths: []string{"/about", "/about"}}); got != "-" {
+		t.Errorf("a path in no room: %s", got)
 	}
-	if r, protected := Judge([]*Room{tickets}, "t.test", "/tickets;x/buy", "/tickets/buy"); r != tickets || !protected {
-		t.Errorf("only the loose reading is in a room: %v, %v", r, protected)
+	if got := judged([]*Room{tickets}, nil, &match.Request{Host: "t.test", Paths: []string{"/tickets;x/buy", "/tickets/buy"}}); got != "tickets protected" {
+		t.Errorf("only the loose reading is in a room: %s", got)
+	}
+}
+
+// TestJudgeSpecificity is the README's "Which room applies" table: each
+// request is in the most specific room that holds it, whatever the order
+// of the index, which breaks only ties.
+func TestJudgeSpecificity(t *testing.T) {
+	defs := []struct{ name, def string }{
+		{"site", `{"paths":["/"]}`},
+		{"api", `{"paths":["*.json"]}`},
+		{"tickets", `{"paths":["/tickets/"]}`},
+		{"buy", `{"paths":["/tickets/*/buy"]}`},
+		{"sale", `{"paths":["/sale/"]}`},
+		{"sale-de", `{"paths":["/sale/"],"countries":["DE"]}`},
+		{"outlet", `{"paths":["/outlet/"]}`},
+		{"outlet-not-fr", `{"paths":["/outlet/"],"except_countries":["FR"]}`},
+		{"subdomains", `{"hosts":["*.example.com"],"paths":["/"]}`},
+		{"shop-subdomains", `{"hosts":["*.shop.example.com"],"paths":["/"]}`},
+		{"shop", `{"hosts":["shop.example.com"],"paths":["/"]}`},
+		{"shop-too", `{"hosts":["shop.example.com"],"paths":["/"]}`},
+	}
+	tests := []struct {
+		host, path, country, want string
+	}{
+		{"other.test", "/", "", "site"},
+		{"other.test", "/api/x.json", "", "api"},         // 5 literal characters beat 1
+		{"other.test", "/tickets/x.json", "", "tickets"}, // 9 beat 5
+		{"other.test", "/tickets/42/buy", "", "buy"},     // 13 beat 9
+		{"other.test", "/sale/1", "DE", "sale-de"},       // a country room beats an untargeted one
+		{"other.test", "/sale/1", "FR", "sale"},          // when it applies
+		{"other.test", "/sale/1", "", "sale"},            // unknown country: countries does not apply
+		{"other.test", "/outlet/1", "DE", "outlet-not-fr"},
+		{"other.test", "/outlet/1", "FR", "outlet"},
+		{"other.test", "/outlet/1", "", "outlet-not-fr"},         // unknown country: except_countries applies
+		{"a.example.com", "/tickets/42/buy", "DE", "subdomains"}, // any wildcard beats any path on every host
+		{"a.b.example.com", "/", "", "subdomains"},
+		{"example.com", "/", "", "site"},
+		{"a.shop.example.com", "/", "", "shop-subdomains"}, // a longer suffix beats a shorter one
+		{"shop.example.com", "/", "", "shop"},              // an exact host beats every wildcard; the earlier of equals
+	}
+	ip := netip.MustParseAddr("192.0.2.1")
+	for _, reversed := range []bool{false, true} {
+		var rooms []*Room
+		for _, d := range defs {
+			rooms = append(rooms, mustRoom(t, d.name, d.def))
+		}
+		if reversed {
+			// Order decides only between equals: reversed, the later twin wins.
+			slices.Reverse(rooms)
+		}
+		for _, tc := range tests {
+			want := tc.want
+			if reversed && want == "shop" {
+				want = "shop-too"
+			}
+			req := &match.Request{Host: tc.host, Paths: []string{tc.path}, IP: ip, Facts: countryFacts(tc.country)}
+			if got := judged(rooms, nil, req); got != want+" protected" {
+				t.Errorf("reversed %v: %s%s from %q: %s, want %s", reversed, tc.host, tc.path, tc.country, got, want)
+			}
+		}
+	}
+}
+
+// countryFacts is a platform that knows the client's country, and nothing
+// else.
+type countryFacts string
+
+func (c countryFacts) Country(netip.Addr) (string, error)   { return string(c), nil }
+func (countryFacts) VerifiedBot() (bool, error)             { return false, nil }
+func (countryFacts) ACL(string, netip.Addr) (string, error) { return "", nil }
+func (countryFacts) Secret(string) ([]byte, error)          { return nil, errors.New("no secrets") }
+
+// failingFacts is a platform whose every answer fails.
+type failingFacts struct{}
+
+var errPlatform = errors.New("platform down")
+
+func (failingFacts) Country(netip.Addr) (string, error)     { return "DE", errPlatform }
+func (failingFacts) VerifiedBot() (bool, error)             { return true, errPlatform }
+func (failingFacts) ACL(string, netip.Addr) (string, error) { return "ALLOW", errPlatform }
+func (failingFacts) Secret(string) ([]byte, error)          { return []byte("k"), errPlatform }
+
+// TestJudgeBypass: global rules apply before a room's and to every room,
+// each reading of the path is judged, and a failing platform lets nobody
+// through, but never stops the judgement.
+func TestJudgeBypass(t *testing.T) {
+	shop := mustRoom(t, "shop", `{"paths":["/"],"bypass_extensions":["css"],"bypass_verified_bots":true,"bypass_acl":"office"}`)
+	de := mustRoom(t, "de", `{"paths":["/sale/"],"countries":["DE"]}`)
+	rooms := []*Room{shop, de}
+	global := &match.Bypass{Methods: []string{"OPTIONS"}, Paths: []string{"/health"}, Headers: []match.HeaderRule{{Name: "X-Health", Value: "ok"}}}
+	if err := global.Compile(false); err != nil {
+		t.Fatal(err)
+	}
+	ip := netip.MustParseAddr("192.0.2.1")
+	tests := []struct {
+		name     string
+		req      match.Request
+		readings []string
+		want     string
+	}{
+		{"plain", match.Request{Method: "GET"}, []string{"/checkout"}, "shop protected"},
+		{"global method", match.Request{Method: "OPTIONS"}, []string{"/checkout"}, "shop bypass global:method"},
+		{"global path", match.Request{Method: "GET"}, []string{"/health", "/health"}, "shop bypass global:path"},
+		{"global header in a country room", match.Request{Method: "GET", Header: func(string) []string { return []string{"ok"} },
+			IP: ip, Facts: countryFacts("DE")}, []string{"/sale/1"}, "de bypass global:header:X-Health"},
+		{"room rule", match.Request{Method: "GET"}, []string{"/a.css", "/a.css"}, "shop bypass extension"},
+		{"room rule is the room's", match.Request{Method: "GET", IP: ip, Facts: countryFacts("DE")}, []string{"/sale/a.css"}, "de protected"},
+		{"extension behind parameters", match.Request{Method: "GET"}, []string{"/checkout;.css", "/checkout"}, "shop protected"},
+		{"extension in both readings", match.Request{Method: "GET"}, []string{"/a.css;v=1", "/a.css"}, "shop protected"},
+		{"parameters in both", match.Request{Method: "GET"}, []string{"/a;v=1.css", "/a"}, "shop protected"},
+		{"global path under one reading", match.Request{Method: "GET"}, []string{"/health;x/../checkout", "/checkout"}, "shop protected"},
+		{"failing platform", match.Request{Method: "GET", IP: ip, Facts: failingFacts{}}, []string{"/sale/1"},
+			`shop protected error room "de": platform down` + "\n" + `room "shop": bypass_acl "office": platform down` + "\n" + `room "shop": bypass_verified_bots: platform down`},
+	}
+	for _, tc := range tests {
+		req := tc.req
+		req.Paths = tc.readings
+		if got := judged(rooms, global, &req); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	j, err := Judge(rooms, global, &match.Request{Method: "GET", IP: ip, Facts: failingFacts{}, Paths: []string{"/sale/1"}})
+	if !errors.Is(err, errPlatform) || j.Room != shop || !j.Protected {
+		t.Errorf("a failing platform: %+v, %v", j, err)
 	}
 }
 

@@ -101,6 +101,17 @@ func (s *Stack) SigningKeys() (*queue.KeySet, error) {
 	return queue.ParseKeySet(string(s.Manifest.SecretStores[SecretStore]["signing_keys"]))
 }
 
+// StoreCalls returns the REST requests the Upstash stand-in served since
+// the last call (or the start), and starts counting again.
+func (s *Stack) StoreCalls() int {
+	n := 0
+	for _, c := range s.Upstash.Stats().Requests {
+		n += c
+	}
+	s.Upstash.ResetStats()
+	return n
+}
+
 // ServiceWasm is the service a test runs: $WASM when it is set (make test
 // sets it), else bin/main.wasm in the repository at root.
 func ServiceWasm(root string) string {

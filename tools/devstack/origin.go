@@ -73,7 +73,7 @@ func DemoOrigin() http.Handler {
 		fmt.Fprintf(w, "sent command %q\n", r.URL.Query().Get("c"))
 	})
 	mux.HandleFunc("/headers", func(w http.ResponseWriter, r *http.Request) {
-		for _, k := range []string{"Waiting-Room-Fail-Open"} {
+		for _, k := range []string{"Waiting-Room-Fail-Open", "Waiting-Room-Bypass"} {
 			fmt.Fprintf(w, "%s: %s\n", k, r.Header.Get(k))
 		}
 	})

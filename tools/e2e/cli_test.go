@@ -330,6 +330,12 @@ func TestFastlyCLIRewritesManifest(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the local host cannot read fastly.toml after a publish: %v", err)
 	}
+	// The CLI's schema has no [local_server.geolocation] or acls: the
+	// rewrite drops them (README.md, "A sale for one country", says so).
+	if len(ma.Geo) != 0 || len(ma.ACLs) != 0 {
+		t.Errorf("the CLI now keeps [local_server.geolocation] or acls: say so in README.md")
+	}
+	mb.Geo, mb.GeoNoDefaultLoopback, mb.ACLs = ma.Geo, ma.GeoNoDefaultLoopback, ma.ACLs
 	if !reflect.DeepEqual(mb, ma) {
 		t.Fatalf("the CLI's rewrite changed [local_server]:\nbefore %+v\nafter  %+v", mb, ma)
 	}
