@@ -298,6 +298,13 @@ func (g *Gate) withPass(d Decision, p Pass, ttl time.Duration) Decision {
 	return d
 }
 
+// PlaceOf is the place the queue page shows for the store's answer pl at
+// now, in room as it stands then (Room.At), as Gate.Decide computes it: the
+// simulator (tools/sim) polls at its PollEvery, as the edge's visitors do.
+func PlaceOf(room *Room, pl store.Place, now time.Time) Place {
+	return placeOf(room.At(now), pl, now)
+}
+
 // placeOf estimates the wait from the admissions actually observed in the
 // last minutes, not from the configured rate: capacity, departures and
 // no-shows all shape the real pace. With no admissions observed, or while

@@ -45,14 +45,7 @@ func (o *Ours) answer(v *Visitor, pl store.Place, now time.Time) Answer {
 	if a.Admitted {
 		v.Session, v.Renewed = pl.Session, now
 	} else {
-		// As the edge does (queue's placeOf): the visitor is as far
-		// from the front as the first of their calling group, the
-		// ticket itself in first-come order.
-		from := pl.CallFrom
-		if from == 0 || pl.CallTo < from {
-			from = pl.Ticket
-		}
-		a.Next = o.Room.PollEvery(max(from-pl.Line.Admitted, 1) - 1)
+		a.Next = queue.PlaceOf(o.Room, pl, now).PollEvery
 	}
 	return a
 }
