@@ -56,8 +56,8 @@ func Fairness(res Results) string {
 		for _, f := range res.Fairness {
 			costs = append(costs, fmt.Sprintf("%s %.2f", f.Scenario.Name, f.Report.CallsPerAdmitted()))
 		}
-		w("- **store calls per admitted visitor** in these runs: %s. A waiting visitor polls every %s once the first ticket of their calling group is near the front, as the edge's queue page does (`queue.Room.PollEvery`): in a random-order window and in a drawn pre-queue (from its opening) that is the whole group at once.\n",
-			strings.Join(costs, "; "), queue.FastPoll)
+		w("- **store calls per admitted visitor** in these runs: %s. Visitors poll as the edge's queue page tells them (`queue.PlaceOf`): every %s once the first ticket of their calling group is near the front, which in a random-order window and in a drawn pre-queue is the whole group at once; in the pre-queue before the draw, every refresh (%s) and at the start.\n",
+			strings.Join(costs, "; "), queue.FastPoll, sim.Refresh)
 	}
 	w("- **chi-square**: Pearson's statistic of the table counting how often each ticket of a drawn pre-queue was called at each place, against every place equally likely, with (tickets − 1)² degrees of freedom; a fair draw exceeds the 0.1%% critical value once in a thousand. *package draw* computes the order the script uses for many keys like the store's (64 hex digits; `draw.ChiSquare`); *different draws* counts the different round keys among them: all of a draw's round keys follow from one number below a prime under 2^26, squared first, so there are fewer than 2^25 different draws, and among many keys a few repeat another's order, a slight excess the test sees; *the store's script on Redis* makes real draws, each in a room of its own with its own key: the tickets join a paused room's pre-queue and, once it is drawn, the operator's admit calls them one at a time, which shows the order; each order is also compared with the one package draw computes from the key the store revealed.\n")
 	return b.String()
