@@ -63,6 +63,22 @@ func TestEveryPlaceIsEquallyLikely(t *testing.T) {
 	}
 }
 
+// TestKeysDoNotCollide: every key gets its own round keys. When all were
+// derived from one 26-bit hash, a million keys shared theirs with others
+// (fewer than 2^25 draws were possible), which a chi-square test of long
+// ranges over many keys found.
+func TestKeysDoNotCollide(t *testing.T) {
+	const keys = 200000
+	seen := make(map[Keys]int, keys)
+	for i := 0; i < keys; i++ {
+		k := KeysOf(fmt.Sprintf("other-%d", i))
+		if j, dup := seen[k]; dup {
+			t.Fatalf("keys other-%d and other-%d have the same round keys", j, i)
+		}
+		seen[k] = i
+	}
+}
+
 // criticalValue approximates the chi-square distribution's upper 0.1%
 // point (Wilson–Hilferty).
 func criticalValue(dof int) float64 {

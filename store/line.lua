@@ -285,12 +285,15 @@ local function free()
   return capacity - redis.call('ZCARD', sessions) - redis.call('ZCARD', called)
 end
 
--- round_keys derives a window's round keys from the line's secret key (or
--- a drawn pre-queue's from its draw key): a polynomial hash of the key and
--- the window modulo a prime below 2^26, then squarings modulo the same
--- prime (every product stays below 2^53, exact in Lua's doubles). A keyed
--- mix, not a cryptographic one: enough that visitors cannot tell the order
--- without the key. Package draw computes the same in Go.
+-- keys_for derives a window's round keys from the line's secret key (or a
+-- drawn pre-queue's from its draw key): each round key is a polynomial
+-- hash of the key and the window, with a multiplier of its own, modulo a
+-- prime below 2^26, then squared (every product stays below 2^53, exact
+-- in Lua's doubles). One hash per key, because keys all derived from one
+-- 26-bit hash (as with four rounds) allow fewer than 2^25 orders, and so
+-- in long ranges some places are likelier than others. A keyed mix, not a
+-- cryptographic one: enough that visitors cannot tell the order without
+-- the key. Package draw computes the same in Go.
 local P = 67108859
 local ROUNDS = 12
 -- A line that was calling a random window when the script went from four
@@ -313,14 +316,25 @@ local function keys_for(seed)
   if seed == d_first and d_first <= d_last then
     text, n = 'draw:' .. d_key, ROUNDS
   end
-  local h = 0
-  for i = 1, #text do
-    h = (h * 257 + string.byte(text, i) + 1) % P
-  end
   k = {}
-  for r = 1, 2 * n do
-    h = (h * h + 7919 * r + 1) % P
-    k[r] = h
+  if n == 4 then
+    -- The previous script's keys, for the window it began.
+    local h = 0
+    for i = 1, #text do
+      h = (h * 257 + string.byte(text, i) + 1) % P
+    end
+    for r = 1, 8 do
+      h = (h * h + 7919 * r + 1) % P
+      k[r] = h
+    end
+  else
+    for r = 1, 2 * n do
+      local h, m = 0, 257 + 2 * r
+      for i = 1, #text do
+        h = (h * m + string.byte(text, i) + 1) % P
+      end
+      k[r] = (h * h + 7919 * r + 1) % P
+    end
   end
   round_keys[seed] = k
   return k
