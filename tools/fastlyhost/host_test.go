@@ -297,7 +297,9 @@ func TestHostHeaderRule(t *testing.T) {
 }
 
 func TestStreamingBothWays(t *testing.T) {
-	srv, _ := startGuest(t)
+	// 10 MB each way through the guest: on a machine running two other
+	// suites, the default 3 s instance timeout was not enough (CI rehearsal).
+	srv, _ := startGuestTimeout(t, time.Minute)
 	big := bytes.Repeat([]byte("0123456789"), 1_000_000)
 	sum := sha256.Sum256(big)
 	resp, err := http.Post(srv.URL+"/upload", "application/octet-stream", bytes.NewReader(big))
