@@ -35,11 +35,10 @@ type DrawFairness struct {
 	// Agreed counts the store's draws whose calling order was the one
 	// package draw computes from the revealed key.
 	Agreed int
-	// Distinct counts the different round keys among the draws' keys. A
-	// draw's round keys all follow from one number below package draw's
-	// prime (2^26), squared first, so there are fewer than 2^25 different
-	// draws: among many keys a few draw the same order, which the
-	// chi-square test sees as a slight excess.
+	// Distinct counts the different round keys among the draws' keys:
+	// fewer than the keys would mean some draws repeat another's order,
+	// which the chi-square test sees as an excess (as it did when every
+	// round key followed from one 26-bit hash).
 	Distinct int
 }
 
