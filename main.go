@@ -42,6 +42,7 @@ import (
 	"github.com/fastly/compute-sdk-go/fsthttp"
 	"github.com/fastly/compute-sdk-go/geo"
 	"github.com/fastly/compute-sdk-go/kvstore"
+	"github.com/fastly/compute-sdk-go/rtlog"
 	"github.com/fastly/compute-sdk-go/secretstore"
 )
 
@@ -68,12 +69,25 @@ func main() {
 			UpstashViaBackend: true,
 			// Viceroy and the project's local host both say "localhost";
 			// Fastly's POPs name the cache node.
-			Local: os.Getenv("FASTLY_HOSTNAME") == "localhost",
-			Now:   time.Now(),
-			Logf:  log.Printf,
+			Local:        os.Getenv("FASTLY_HOSTNAME") == "localhost",
+			Now:          time.Now(),
+			Logf:         log.Printf,
+			LogEndpoints: openLogEndpoint,
+			POP:          os.Getenv("FASTLY_POP"),
 		}
 		svc.ServeHTTP(ctx, w, r)
 	})
+}
+
+// logEndpoint is a Fastly real-time log endpoint. Opening one cannot fail
+// by itself: an unknown or reserved name fails each Write.
+type logEndpoint struct{ e *rtlog.Endpoint }
+
+func openLogEndpoint(name string) edge.LogEndpoint { return logEndpoint{rtlog.Open(name)} }
+
+func (l logEndpoint) Write(line []byte) error {
+	_, err := l.e.Write(line)
+	return err
 }
 
 // config reads the config store, opening it on first use.

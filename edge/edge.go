@@ -54,6 +54,14 @@ type Service struct {
 	Now time.Time
 	// Logf writes a log line.
 	Logf func(format string, args ...any)
+	// LogEndpoints opens the Fastly log endpoint the config names
+	// (log_endpoint) for the request's structured line; nil writes none.
+	LogEndpoints func(name string) LogEndpoint
+	// POP is the Fastly POP serving the request, or "".
+	POP string
+
+	// log gathers the request's structured line, when one is written.
+	log *requestLog
 }
 
 // ServeHTTP answers one request.
@@ -68,6 +76,8 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 		s.notSetUp(w, settings.Unlinked)
 		return
 	}
+	s, w = s.startLog(settings, w, r)
+	defer s.finishLog(r)
 	t, ok := s.normalize(w, r)
 	if !ok {
 		return
@@ -76,6 +86,7 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 	if err != nil {
 		s.Logf("rules: %v", err)
 	}
+	s.log.routed(dest, j)
 	switch dest {
 	case ToAdmin:
 		s.admin(ctx, w, r, settings)

@@ -20,6 +20,7 @@ func (s *Service) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		return
 	}
 	d := gate.Decide(ctx, room, s.visitor(r, room))
+	s.log.decided(d)
 	switch d.Action {
 	case queue.Admit:
 		switch {

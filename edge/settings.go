@@ -89,6 +89,10 @@ type Settings struct {
 	// valid room claims are then refused rather than sent to the origin,
 	// because the broken room may have been meant to protect them.
 	RoomsBroken bool
+	// LogEndpoint names the Fastly log endpoint for the structured lines
+	// ("": none); LogClientIP logs client addresses unhashed.
+	LogEndpoint string
+	LogClientIP bool
 	// Problems lists everything that was wrong, for the log.
 	Problems []error
 }
@@ -148,6 +152,7 @@ func LoadSettings(c Config) Settings {
 	} else if !errors.Is(err, ErrNotFound) {
 		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyBypass, err))
 	}
+	loadLogSettings(c, &s)
 	index, err := c.Get(KeyRooms)
 	if err != nil {
 		if !errors.Is(err, ErrNotFound) {

@@ -1,0 +1,218 @@
+// The structured log: one JSON line per request (package accesslog) to the
+// Fastly log endpoint the config store names, gathered while the request
+// is served and written once it has been answered.
+
+package edge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/edgequeue/waitingroom/accesslog"
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/store"
+	"github.com/fastly/compute-sdk-go/fsthttp"
+)
+
+// The config store's keys for the structured log.
+const (
+	// KeyLogEndpoint names the Fastly log endpoint the lines go to; unset,
+	// there are none (the plain log lines remain).
+	KeyLogEndpoint = "log_endpoint"
+	// KeyLogClientIP, "true", logs client addresses as they are rather
+	// than as keyed hashes.
+	KeyLogClientIP = "log_client_ip"
+)
+
+// maxLogEndpoint is the longest endpoint name accepted; Fastly's are far
+// shorter.
+const maxLogEndpoint = 255
+
+// LogEndpoint is a Fastly log endpoint: each Write is one entry.
+type LogEndpoint interface {
+	Write(line []byte) error
+}
+
+// loadLogSettings reads the structured log's keys into s; a bad value is
+// a problem for the log and leaves the default (no lines; hashed
+// addresses).
+func loadLogSettings(c Config, s *Settings) {
+	if v, err := c.Get(KeyLogEndpoint); err == nil {
+		if problem := checkLogEndpoint(v); problem != "" {
+			s.Problems = append(s.Problems, fmt.Errorf("%s: %q %s; no structured log lines are written", KeyLogEndpoint, v, problem))
+		} else {
+			s.LogEndpoint = v
+		}
+	} else if !errors.Is(err, ErrNotFound) {
+		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyLogEndpoint, err))
+	}
+	if v, err := c.Get(KeyLogClientIP); err == nil {
+		switch v {
+		case "true":
+			s.LogClientIP = true
+		case "false":
+		default:
+			s.Problems = append(s.Problems, fmt.Errorf("%s: %q must be true or false; client addresses are logged as hashes", KeyLogClientIP, v))
+		}
+	} else if !errors.Is(err, ErrNotFound) {
+		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyLogClientIP, err))
+	}
+}
+
+// checkLogEndpoint says why v cannot name a log endpoint, or "". Fastly
+// reserves stdout, stderr and names beginning fst_managed_ (in any case):
+// opening one fails.
+func checkLogEndpoint(v string) string {
+	lower := strings.ToLower(v)
+	switch {
+	case v == "":
+		return "is empty: name the endpoint, or delete the key"
+	case len(v) > maxLogEndpoint:
+		return fmt.Sprintf("is longer than %d bytes", maxLogEndpoint)
+	case !utf8.ValidString(v) || strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || r == 0x7f }):
+		return "holds control characters or is not UTF-8"
+	case lower == "stdout" || lower == "stderr" || strings.HasPrefix(lower, "fst_managed_"):
+		return "is reserved by Fastly (stdout, stderr and fst_managed_*)"
+	}
+	return ""
+}
+
+// requestLog is one request's line while the request is served.
+type requestLog struct {
+	endpoint LogEndpoint
+	name     string
+	line     accesslog.Request
+}
+
+// startLog begins r's line when the config names a log endpoint and the
+// platform can open one. It returns the Service to serve r with, a copy
+// that counts its store calls into the line, and w wrapped to see the
+// status; otherwise s and w as they are.
+func (s *Service) startLog(settings Settings, w fsthttp.ResponseWriter, r *fsthttp.Request) (*Service, fsthttp.ResponseWriter) {
+	if settings.LogEndpoint == "" || s.LogEndpoints == nil {
+		return s, w
+	}
+	l := &requestLog{endpoint: s.LogEndpoints(settings.LogEndpoint), name: settings.LogEndpoint}
+	l.line = accesslog.Request{Time: s.Now, Method: r.Method, Path: r.URL.Path, POP: s.POP,
+		ShowClientIP: settings.LogClientIP,
+		// Only a target that cannot be read is answered before the rules
+		// place the request.
+		Decision: "invalid"}
+	c := *s
+	c.log = l
+	if c.Upstash != nil {
+		c.Upstash = countedTransport{c.Upstash, &l.line}
+	}
+	return &c, &statusWriter{ResponseWriter: w, status: &l.line.Status}
+}
+
+// finishLog writes the line of r, answered; a failing endpoint costs one
+// plain log line, never the request.
+func (s *Service) finishLog(r *fsthttp.Request) {
+	l := s.log
+	if l == nil {
+		return
+	}
+	if l.line.Status == 0 {
+		// The platform answers 200 for a handler that wrote nothing.
+		l.line.Status = fsthttp.StatusOK
+	}
+	if ip := clientAddr(clientIP(r)); ip.IsValid() {
+		l.line.Client = ip.String()
+		if c, err := (facts{s}).Country(ip); err == nil {
+			l.line.Country = c
+		}
+		if !l.line.ShowClientIP {
+			// Without the signing keys (not set up yet) there is no key
+			// to hash with, and the line has no client.
+			if keys, err := s.keys(); err == nil {
+				l.line.ClientKey = keys.Key()
+			}
+		}
+	}
+	if err := l.endpoint.Write(l.line.Line()); err != nil {
+		s.Logf("log endpoint %q: %v", l.name, err)
+	}
+}
+
+// routed notes where the rules sent the request: the destination's first
+// word ("line", "bypass", "origin", "admin", ...), its room, and the bypass
+// rule that let it through.
+func (l *requestLog) routed(dest Destination, j queue.Judgement) {
+	if l == nil {
+		return
+	}
+	l.line.Decision, _, _ = strings.Cut(dest.String(), " ")
+	if j.Room != nil {
+		l.line.Room = j.Room.Name
+	}
+	if dest == ToBypass {
+		l.line.Why = j.Bypass
+	}
+}
+
+// decided notes the gate's decision for a request in the line.
+func (l *requestLog) decided(d queue.Decision) {
+	if l == nil {
+		return
+	}
+	l.line.Decision = "line/" + d.Action.String()
+	l.line.Why, l.line.FailOpen = d.Why, d.FailOpen
+	if d.Action == queue.Wait {
+		l.line.Ticket, l.line.Ahead = d.Place.Ticket, d.Place.Ahead
+	}
+}
+
+// countedTransport counts a request's store calls and their latency.
+type countedTransport struct {
+	next store.Transport
+	line *accesslog.Request
+}
+
+func (c countedTransport) RoundTrip(ctx context.Context, req store.Request) (store.Response, error) {
+	start := time.Now()
+	resp, err := c.next.RoundTrip(ctx, req)
+	c.line.StoreCalls++
+	c.line.StoreTime += time.Since(start)
+	return resp, err
+}
+
+// statusWriter notes the status a response is sent with.
+type statusWriter struct {
+	fsthttp.ResponseWriter
+	status *int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if *w.status == 0 {
+		*w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	w.sent()
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *statusWriter) Append(body io.ReadCloser) error {
+	w.sent()
+	return w.ResponseWriter.Append(body)
+}
+
+func (w *statusWriter) Close() error {
+	w.sent()
+	return w.ResponseWriter.Close()
+}
+
+// sent notes the 200 a body sends without WriteHeader.
+func (w *statusWriter) sent() {
+	if *w.status == 0 {
+		*w.status = fsthttp.StatusOK
+	}
+}
