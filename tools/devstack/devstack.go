@@ -44,6 +44,9 @@ type Options struct {
 	Timeout time.Duration
 	// Log receives every part's log lines.
 	Log *log.Logger
+	// LogEndpoints receives the service's log endpoint entries, "NAME ::
+	// entry" a line each, as Viceroy prints them; default os.Stdout.
+	LogEndpoints io.Writer
 	// Adjust, when set, may change the manifest before the host starts.
 	Adjust func(*fastlyhost.Manifest)
 }
@@ -70,15 +73,15 @@ const (
 // ForTest is the stack a test of the service starts: the repository's
 // fastly.toml and service wasm (see ServiceWasm) from the test's package
 // two levels below the root, every server on a free loopback port, the
-// compiled module cached across test runs, and the log written to logs.
-// The test adds its own Adjust.
+// compiled module cached across test runs, and the log and the log
+// endpoints' entries written to logs. The test adds its own Adjust.
 func ForTest(logs io.Writer, timeout time.Duration) Options {
 	root := filepath.Join("..", "..")
 	return Options{
 		Manifest: filepath.Join(root, "fastly.toml"), Wasm: ServiceWasm(root),
 		Addr: "127.0.0.1:0", UpstashAddr: "127.0.0.1:0", OriginAddr: "127.0.0.1:0",
 		CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache"), Timeout: timeout,
-		Log: log.New(logs, "", 0),
+		Log: log.New(logs, "", 0), LogEndpoints: logs,
 	}
 }
 
@@ -170,7 +173,7 @@ func (s *Stack) start(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("%w (run make build)", err)
 	}
-	s.Host, err = fastlyhost.New(ctx, wasm, m, fastlyhost.Options{CacheDir: o.CacheDir, Timeout: o.Timeout, Log: o.Log})
+	s.Host, err = fastlyhost.New(ctx, wasm, m, fastlyhost.Options{CacheDir: o.CacheDir, Timeout: o.Timeout, Log: o.Log, LogEndpoints: o.LogEndpoints})
 	if err != nil {
 		return err
 	}

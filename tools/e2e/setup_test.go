@@ -164,8 +164,18 @@ func TestSetupSection(t *testing.T) {
 	}
 	checkKeyGenerator(t, generate)
 
-	if len(s.ObjectStores)+len(s.Loggers)+len(s.Products) != 0 {
-		t.Errorf("[setup] asks for object stores, loggers or products the service does not use")
+	// The CLI only names a log endpoint (it cannot create one); it is the
+	// one the local config logs to.
+	dev, err := fastlyhost.LoadManifest(filepath.Join(repoRoot, "fastly.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sortedKeys(s.Loggers), []string{dev.ConfigStores[edge.ConfigStore][edge.KeyLogEndpoint]}; !reflect.DeepEqual(got, want) {
+		t.Errorf("log endpoints %v, want %v (devconfig.json's %s)", got, want, edge.KeyLogEndpoint)
+	}
+
+	if len(s.ObjectStores)+len(s.Products) != 0 {
+		t.Errorf("[setup] asks for object stores or products the service does not use")
 	}
 }
 

@@ -251,7 +251,7 @@ var hostcalls = map[string]hostcall{
 	// Logging.
 	"fastly_log.endpoint_get": func(_ context.Context, s *state, m api.Memory, a []uint64) Status {
 		name, ok := read(m, a[0], a[1])
-		if !ok {
+		if !ok || reservedEndpoint(name) {
 			return stInval
 		}
 		h := s.handle()
@@ -264,7 +264,7 @@ var hostcalls = map[string]hostcall{
 		if !found || !ok {
 			return stBadf
 		}
-		s.host.logf("[log %s] %s", name, strings.TrimRight(string(msg), "\n"))
+		s.host.writeEntry(name, msg)
 		return write32(m, a[3], uint32(len(msg)))
 	},
 }

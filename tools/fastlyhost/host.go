@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -47,6 +48,10 @@ type Options struct {
 	MemoryLimitMiB uint32
 	// Log receives the host's and the guest's log lines; default log.Default().
 	Log *log.Logger
+	// LogEndpoints receives the entries the guest writes to its log
+	// endpoints, a line each, "NAME :: entry", as Viceroy prints them;
+	// default os.Stdout, where Viceroy prints them.
+	LogEndpoints io.Writer
 	// Clock is the host's time for what outlives an instance: Edge Rate
 	// Limiting's counters and penalty boxes, and the time to live of KV
 	// items. Default time.Now; a test passes its own to let minutes pass
@@ -86,6 +91,10 @@ type Host struct {
 	sharedMu sync.Mutex
 	shared   map[string]any   // see shared in handles.go
 	clock    func() time.Time // Options.Clock
+
+	// endpoints is Options.LogEndpoints, one entry at a time.
+	endpointsMu sync.Mutex
+	endpoints   io.Writer
 }
 
 type stateKey struct{}
@@ -100,6 +109,9 @@ func New(ctx context.Context, wasm []byte, m *Manifest, o Options) (*Host, error
 	}
 	if o.Log == nil {
 		o.Log = log.Default()
+	}
+	if o.LogEndpoints == nil {
+		o.LogEndpoints = os.Stdout
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -118,7 +130,7 @@ func New(ctx context.Context, wasm []byte, m *Manifest, o Options) (*Host, error
 		o.Log.Printf("fastlyhost: %s is accepted, as Viceroy accepts it, but not implemented here", setting)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
-	h := &Host{rt: rt, manifest: m, log: o.Log, timeout: o.Timeout, closing: make(chan struct{}), clock: o.Clock,
+	h := &Host{rt: rt, manifest: m, log: o.Log, endpoints: o.LogEndpoints, timeout: o.Timeout, closing: make(chan struct{}), clock: o.Clock,
 		client: &http.Client{
 			Transport:     &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: false},
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },

@@ -194,6 +194,9 @@ func serveHostWith(t *testing.T, wasm []byte, m *Manifest, o Options) (*httptest
 	t.Helper()
 	logs := &syncBuffer{}
 	o.Log, o.CacheDir = log.New(logs, "", 0), filepath.Join(os.TempDir(), "fastlyhost-test-cache")
+	if o.LogEndpoints == nil {
+		o.LogEndpoints = logs
+	}
 	h, err := New(context.Background(), wasm, m, o)
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +250,7 @@ func TestHostCalls(t *testing.T) {
 		{"secret", "/secret?store=sec&key=token", nil, 200, "s3cret|<nil>"},
 		{"secret missing", "/secret?store=sec&key=nope", nil, 200, "|secret not found"},
 		{"geo from the table", "/geo", nil, 200, "127.0.0.1 NL Amsterdam"},
-		{"log endpoint", "/log", nil, 200, "logged"},
+		{"log endpoint", "/log", nil, 200, "logged <nil>"},
 		{"vcpu", "/vcpu", nil, 200, "true <nil>"},
 		{"unknown backend", "/nobackend", nil, 200, "true"},
 		{"backend refusing", "/refused", nil, 200, "error: true"},
@@ -268,7 +271,7 @@ func TestHostCalls(t *testing.T) {
 	if len(resp.Header.Values("X-Many")) != 100 || resp.Header.Get("X-Long") != long {
 		t.Errorf("response headers: %d X-Many, X-Long of %d bytes", len(resp.Header.Values("X-Many")), len(resp.Header.Get("X-Long")))
 	}
-	if !strings.Contains(logs.String(), "[log events] hello from the guest") {
+	if !strings.Contains(logs.String(), "events :: hello from the guest\n") {
 		t.Errorf("log endpoint line missing: %s", logs)
 	}
 }

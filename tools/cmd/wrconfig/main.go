@@ -162,7 +162,7 @@ const maxValue = 8000
 
 // globalKeys are the keys the edge reads besides room.<name>.
 var globalKeys = []string{edge.KeyRooms, edge.KeyAdminPath, edge.KeyUpstashURL, edge.KeyStoreTimeoutMS,
-	edge.KeyHSTSMaxAge, edge.KeyBypass}
+	edge.KeyHSTSMaxAge, edge.KeyBypass, edge.KeyLogEndpoint, edge.KeyLogClientIP}
 
 // checkConfig returns every problem of c, as the edge would log it, and
 // what the edge reads the way it was written but an operator would not

@@ -104,8 +104,12 @@ func main() {
 			}
 			fmt.Fprintf(w, "%s %s %s", host, g.CountryCode, g.City)
 		case "/log":
-			fmt.Fprint(rtlog.Open("events"), "hello from the guest")
-			fmt.Fprint(w, "logged")
+			name, msg := r.URL.Query().Get("name"), r.URL.Query().Get("msg")
+			if name == "" {
+				name, msg = "events", "hello from the guest"
+			}
+			_, err := rtlog.Open(name).Write([]byte(msg))
+			fmt.Fprintf(w, "logged %v", err)
 		case "/vcpu":
 			d, err := compute.GetVCPUTime()
 			fmt.Fprintf(w, "%v %v", d >= 0, err)
