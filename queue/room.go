@@ -307,12 +307,9 @@ func checkToken(s string) error {
 // the event between calls.
 func (r *Room) Policy(now time.Time) store.Policy {
 	r = r.At(now)
-	var window time.Duration
-	if r.Mode == Random {
-		window = seconds(r.RandomWindow)
-	}
 	return store.Policy{
-		RandomWindow: window,
+		Mode:         store.Mode(r.Mode),
+		RandomWindow: seconds(r.RandomWindow),
 		PerMinute:    r.NewUsersPerMinute, Burst: r.Burst, Capacity: r.MaxActiveUsers, PriorityShare: r.PriorityShare,
 		ClaimWindow:  seconds(r.ClaimWindow),
 		SessionTTL:   seconds(r.InactivityTimeout),
