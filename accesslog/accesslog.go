@@ -15,6 +15,8 @@ import (
 	"encoding/json"
 	"time"
 	"unicode/utf8"
+
+	"github.com/edgequeue/waitingroom/store"
 )
 
 // Line types: the "type" field of every line.
@@ -37,10 +39,15 @@ const (
 	maxPOP      = 16
 	maxCountry  = 8
 	maxClientIP = 45 // the longest textual IPv6 address
+	maxVia      = 16
+	maxAction   = 32
+	maxClient   = 2 * clientHashBytes
+	maxMode     = 16
 )
 
-// MaxLine bounds a line's length in bytes: the fields' limits, each
-// character escaped at its longest (\u00XX), the numbers and the names.
+// MaxLine bounds a line's length in bytes, of either type: the text
+// fields' limits, each character escaped at its longest (\u00XX), and the
+// numbers and the names.
 const MaxLine = 6*(maxMethod+maxPath+maxRoom+maxDecision+maxWhy+maxPOP+maxCountry+maxClientIP) + 512
 
 // clientHashBytes is how much of the HMAC the "client" field keeps: 64
@@ -130,6 +137,38 @@ func (r *Request) Line() []byte {
 	return marshal(l)
 }
 
+// actionLine is an operator's action as JSON: the audit entry's fields.
+type actionLine struct {
+	Type   string            `json:"type"`
+	Time   string            `json:"time"`
+	Room   string            `json:"room"`
+	Via    string            `json:"via"`
+	Client string            `json:"client,omitempty"`
+	Action string            `json:"action"`
+	N      int64             `json:"n,omitempty"`
+	Before *store.AuditState `json:"before,omitempty"`
+	After  store.AuditState  `json:"after"`
+}
+
+// Action renders an operator's action, as its audit entry records it, as
+// one JSON line. The room's state before is left out when the entry does
+// not have it.
+func Action(e store.AuditEntry) []byte {
+	l := actionLine{Type: TypeAction, Time: Timestamp(e.Time), Room: clip(e.Room, maxRoom), Via: clip(e.Via, maxVia),
+		Client: clip(e.Client, maxClient), Action: clip(e.Action, maxAction), N: e.N, After: clipState(e.After)}
+	if e.Before != (store.AuditState{}) {
+		before := clipState(e.Before)
+		l.Before = &before
+	}
+	return marshal(l)
+}
+
+// clipState bounds the one text field of a room's state.
+func clipState(s store.AuditState) store.AuditState {
+	s.Mode = store.Mode(clip(string(s.Mode), maxMode))
+	return s
+}
+
 // ClientHash names a client address without giving it away: the first 64
 // bits of HMAC-SHA256 under key (the current signing key), in hex. The
 // same address gets the same name until the signing key changes, so a
@@ -149,8 +188,8 @@ func Timestamp(t time.Time) string { return t.UTC().Format(TimeFormat) }
 // Millis is d in milliseconds, to the microsecond.
 func Millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// marshal encodes a line. Its values are strings, numbers and booleans, so
-// encoding cannot fail; should it, the line says so rather than vanish.
+// marshal encodes a line. Only a number JSON cannot hold (an override of
+// NaN) fails it; then the line says so rather than vanish.
 func marshal(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -2,10 +2,13 @@ package accesslog
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/edgequeue/waitingroom/store"
 )
 
 var (
@@ -167,5 +170,74 @@ func TestClip(t *testing.T) {
 		if got := clip(tc.s, tc.n); got != tc.want {
 			t.Errorf("clip(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
 		}
+	}
+}
+
+func TestActionLine(t *testing.T) {
+	capacity, rate := 7, 12.5
+	after := store.AuditState{Epoch: 3, Issued: 50, Admitted: 25, Paused: true,
+		Overrides: store.Overrides{Capacity: &capacity, PerMinute: &rate, Mode: "fifo"}}
+	entry := store.AuditEntry{Time: testStart, Room: "shop", Via: "api", Client: "0123456789abcdef",
+		Action: "admit", N: 5, After: after}
+	tests := []struct {
+		name   string
+		change func(*store.AuditEntry)
+		want   map[string]any
+		absent []string
+	}{
+		{"admit", nil, map[string]any{"type": "action", "time": "2025-03-01T11:30:45.678Z", "room": "shop",
+			"via": "api", "client": "0123456789abcdef", "action": "admit", "n": 5.0}, []string{"before"}},
+		{"with the state before", func(e *store.AuditEntry) { e.Before = store.AuditState{Epoch: 3, Issued: 50, Admitted: 20} },
+			map[string]any{"action": "admit"}, nil},
+		{"pause", func(e *store.AuditEntry) { e.Action, e.N = "pause", 0 }, map[string]any{"action": "pause"}, []string{"n"}},
+		{"overlong", func(e *store.AuditEntry) {
+			e.Room, e.Via, e.Client, e.Action = strings.Repeat("r", 5000), strings.Repeat("v", 5000), strings.Repeat("c", 5000), strings.Repeat("a", 5000)
+			e.After.Mode = store.Mode(strings.Repeat("m", 5000))
+		}, map[string]any{"room": strings.Repeat("r", maxRoom), "via": strings.Repeat("v", maxVia),
+			"client": strings.Repeat("c", maxClient), "action": strings.Repeat("a", maxAction)}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := entry
+			if tc.change != nil {
+				tc.change(&e)
+			}
+			line := Action(e)
+			if len(line) > MaxLine {
+				t.Fatalf("%d bytes, over %d", len(line), MaxLine)
+			}
+			m := decode(t, line)
+			for k, v := range tc.want {
+				if m[k] != v {
+					t.Errorf("%s = %#v, want %#v\n%s", k, m[k], v, line)
+				}
+			}
+			for _, k := range tc.absent {
+				if _, ok := m[k]; ok {
+					t.Errorf("%s is there, should not be\n%s", k, line)
+				}
+			}
+			a, _ := m["after"].(map[string]any)
+			if a["admitted"] != 25.0 || a["paused"] != true || a["max_active_users"] != 7.0 || a["new_users_per_minute"] != 12.5 {
+				t.Errorf("after = %v", m["after"])
+			}
+			if mode, _ := a["mode"].(string); len(mode) > maxMode {
+				t.Errorf("mode of %d bytes", len(mode))
+			}
+			if b, ok := m["before"].(map[string]any); ok && b["admitted"] != 20.0 {
+				t.Errorf("before = %v", b)
+			}
+		})
+	}
+}
+
+// TestActionLineNaN: an override JSON cannot hold still gives a line that
+// says the action could not be logged, not nothing.
+func TestActionLineNaN(t *testing.T) {
+	nan := math.NaN()
+	m := decode(t, Action(store.AuditEntry{Time: testStart, Room: "shop", Action: "limits",
+		After: store.AuditState{Overrides: store.Overrides{PerMinute: &nan}}}))
+	if m["type"] != "error" {
+		t.Errorf("line %v", m)
 	}
 }

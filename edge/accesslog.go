@@ -111,8 +111,7 @@ func (s *Service) startLog(settings Settings, w fsthttp.ResponseWriter, r *fstht
 	return &c, &statusWriter{ResponseWriter: w, status: &l.line.Status}
 }
 
-// finishLog writes the line of r, answered; a failing endpoint costs one
-// plain log line, never the request.
+// finishLog writes the line of r, answered.
 func (s *Service) finishLog(r *fsthttp.Request) {
 	l := s.log
 	if l == nil {
@@ -135,7 +134,21 @@ func (s *Service) finishLog(r *fsthttp.Request) {
 			}
 		}
 	}
-	if err := l.endpoint.Write(l.line.Line()); err != nil {
+	l.write(s, l.line.Line())
+}
+
+// logAction writes the line of an operator's action (control.Operator's
+// Logged), when the request's lines are written.
+func (s *Service) logAction(e store.AuditEntry) {
+	if s.log != nil {
+		s.log.write(s, accesslog.Action(e))
+	}
+}
+
+// write writes a line to the endpoint; a failure costs s one plain log
+// line, never the request.
+func (l *requestLog) write(s *Service, line []byte) {
+	if err := l.endpoint.Write(line); err != nil {
 		s.Logf("log endpoint %q: %v", l.name, err)
 	}
 }

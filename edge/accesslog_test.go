@@ -1,14 +1,18 @@
 package edge
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edgequeue/waitingroom/accesslog"
+	"github.com/edgequeue/waitingroom/control"
 	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/store"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 	"github.com/fastly/compute-sdk-go/fsttest"
 )
@@ -342,5 +346,63 @@ func BenchmarkLogLine(b *testing.B) {
 	}
 	if !strings.Contains(lines[0], `"ticket":4242`) {
 		b.Fatalf("line %s", lines[0])
+	}
+}
+
+// operateStore is a control.Store whose every action succeeds with line.
+type operateStore struct {
+	control.Store
+	line store.Line
+}
+
+func (o operateStore) Operate(context.Context, string, store.Policy, store.Action, time.Time) (store.Line, error) {
+	return o.line, nil
+}
+
+// TestLogActions: an operator's action that took effect writes an action
+// line beside the request's; one refused writes none, and without a log
+// endpoint nothing is written.
+func TestLogActions(t *testing.T) {
+	for _, endpoint := range []bool{true, false} {
+		c := newLogCase(t, 0, nil, nil)
+		if !endpoint {
+			delete(c.svc.Config.(mapConfig), KeyLogEndpoint)
+		}
+		settings := LoadSettings(c.svc.Config)
+		r := hostileRequest(t, fsthttp.MethodPost, "https", "shop.example.com", DefaultAdminPath)
+		r.RemoteAddr = "203.0.113.9"
+		s, _ := c.svc.startLog(settings, fsttest.NewRecorder(), r)
+		op, keys, err := s.operator(settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op.Store = operateStore{line: store.Line{Epoch: 7, Issued: 50, Admitted: 23, Paused: true}}
+		who := store.Actor{Via: "api", Client: ClientHash(keys, r)}
+		if _, err := op.Admit(context.Background(), "shop", 0, who); err == nil {
+			t.Fatal("admitting 0 was accepted")
+		}
+		if _, err := op.Admit(context.Background(), "shop", 3, who); err != nil {
+			t.Fatal(err)
+		}
+		if !endpoint {
+			if len(c.lines) != 0 {
+				t.Errorf("lines without an endpoint: %q", c.lines)
+			}
+			continue
+		}
+		if len(c.lines) != 1 {
+			t.Fatalf("%d lines, want the one action that took effect: %q", len(c.lines), c.lines)
+		}
+		m := c.last(t)
+		want := map[string]any{"type": "action", "room": "shop", "via": "api", "action": "admit", "n": 3.0,
+			"client": accesslog.ClientHash(keys.Key(), "203.0.113.9")}
+		for k, v := range want {
+			if m[k] != v {
+				t.Errorf("%s = %#v, want %#v\n%s", k, m[k], v, c.lines[0])
+			}
+		}
+		if after, _ := m["after"].(map[string]any); after["admitted"] != 23.0 || after["paused"] != true {
+			t.Errorf("after = %v", m["after"])
+		}
 	}
 }

@@ -1,10 +1,7 @@
 package edge
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-
+	"github.com/edgequeue/waitingroom/accesslog"
 	"github.com/edgequeue/waitingroom/control"
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/fastly/compute-sdk-go/fsthttp"
@@ -22,7 +19,7 @@ func (s *Service) operator(settings Settings) (*control.Operator, *queue.KeySet,
 	if err != nil {
 		return nil, nil, err
 	}
-	return &control.Operator{Rooms: settings.Rooms, Store: st, Now: s.Now, Logf: s.Logf}, keys, nil
+	return &control.Operator{Rooms: settings.Rooms, Store: st, Now: s.Now, Logf: s.Logf, Logged: s.logAction}, keys, nil
 }
 
 // ClientHash names the client of r in audit entries and log lines
@@ -31,8 +28,5 @@ func (s *Service) operator(settings Settings) (*control.Operator, *queue.KeySet,
 // nobody without the key can tell which address it was. 16 hex digits
 // tell apart the operators and clients a log will ever hold.
 func ClientHash(keys *queue.KeySet, r *fsthttp.Request) string {
-	m := hmac.New(sha256.New, keys.Key())
-	m.Write([]byte("waiting-room client\x00"))
-	m.Write([]byte(clientAddr(clientIP(r)).String()))
-	return hex.EncodeToString(m.Sum(nil)[:8])
+	return accesslog.ClientHash(keys.Key(), clientAddr(clientIP(r)).String())
 }
