@@ -438,4 +438,8 @@ type Minute struct {
 	// passes presented with a store call, spent invites, and arrivals
 	// while the live mode is Reject.
 	Refusals int64
+	// IssuedMoved and AdmittedMoved are when in the minute Issued and
+	// Admitted first and last changed (negative when they did not): a
+	// burst moves them once, a stream all minute long.
+	IssuedMoved, AdmittedMoved [2]time.Duration
 }
