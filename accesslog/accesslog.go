@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"time"
 	"unicode/utf8"
 
@@ -163,9 +164,13 @@ func Action(e store.AuditEntry) []byte {
 	return marshal(l)
 }
 
-// clipState bounds the one text field of a room's state.
+// clipState bounds the one text field of a room's state, and leaves out a
+// rate JSON cannot hold (TinyGo's encoding/json panics on NaN).
 func clipState(s store.AuditState) store.AuditState {
 	s.Mode = store.Mode(clip(string(s.Mode), maxMode))
+	if r := s.PerMinute; r != nil && (math.IsNaN(*r) || math.IsInf(*r, 0)) {
+		s.PerMinute = nil
+	}
 	return s
 }
 
@@ -188,8 +193,10 @@ func Timestamp(t time.Time) string { return t.UTC().Format(TimeFormat) }
 // Millis is d in milliseconds, to the microsecond.
 func Millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// marshal encodes a line. Only a number JSON cannot hold (an override of
-// NaN) fails it; then the line says so rather than vanish.
+// marshal encodes a line. A line holds strings, integers, booleans and
+// finite numbers only, which always encode; were one not to, the line
+// would say so rather than vanish (under Go: TinyGo's encoding/json
+// panics instead, so no value may rely on this).
 func marshal(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {

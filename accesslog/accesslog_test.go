@@ -231,13 +231,18 @@ func TestActionLine(t *testing.T) {
 	}
 }
 
-// TestActionLineNaN: an override JSON cannot hold still gives a line that
-// says the action could not be logged, not nothing.
-func TestActionLineNaN(t *testing.T) {
-	nan := math.NaN()
-	m := decode(t, Action(store.AuditEntry{Time: testStart, Room: "shop", Action: "limits",
-		After: store.AuditState{Overrides: store.Overrides{PerMinute: &nan}}}))
-	if m["type"] != "error" {
-		t.Errorf("line %v", m)
+// TestActionLineNotFinite: a rate JSON cannot hold is left out of the
+// line, which is still written.
+func TestActionLineNotFinite(t *testing.T) {
+	for _, rate := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		m := decode(t, Action(store.AuditEntry{Time: testStart, Room: "shop", Action: "limits",
+			Before: store.AuditState{Overrides: store.Overrides{PerMinute: &rate}},
+			After:  store.AuditState{Overrides: store.Overrides{PerMinute: &rate}}}))
+		for _, state := range []string{"before", "after"} {
+			s, _ := m[state].(map[string]any)
+			if s == nil || m["type"] != "action" || s["new_users_per_minute"] != nil {
+				t.Errorf("rate %v: %s %v in %v", rate, state, s, m)
+			}
+		}
 	}
 }
