@@ -30,6 +30,22 @@ func decode(t *testing.T, line []byte) map[string]any {
 	return m
 }
 
+// fields checks that m, decoded from line, has want's fields with their
+// values and none of absent.
+func fields(t *testing.T, m map[string]any, line []byte, want map[string]any, absent []string) {
+	t.Helper()
+	for k, v := range want {
+		if m[k] != v {
+			t.Errorf("%s = %#v, want %#v\n%s", k, m[k], v, line)
+		}
+	}
+	for _, k := range absent {
+		if _, ok := m[k]; ok {
+			t.Errorf("%s is there, should not be\n%s", k, line)
+		}
+	}
+}
+
 func TestRequestLine(t *testing.T) {
 	base := Request{Time: testStart, Method: "GET", Path: "/shop/cart", Room: "shop", Decision: "line/wait",
 		Why: "waiting", Ticket: 42, Ahead: 0, StoreCalls: 1, StoreTime: 3456789 * time.Nanosecond,
@@ -69,16 +85,7 @@ func TestRequestLine(t *testing.T) {
 			}
 			line := r.Line()
 			m := decode(t, line)
-			for k, v := range tc.want {
-				if m[k] != v {
-					t.Errorf("%s = %#v, want %#v\n%s", k, m[k], v, line)
-				}
-			}
-			for _, k := range tc.absent {
-				if _, ok := m[k]; ok {
-					t.Errorf("%s is there, should not be\n%s", k, line)
-				}
-			}
+			fields(t, m, line, tc.want, tc.absent)
 			if !r.ShowClientIP && strings.Contains(string(line), "203.0.113") {
 				t.Errorf("the address shows without the opt-in:\n%s", line)
 			}
@@ -207,16 +214,7 @@ func TestActionLine(t *testing.T) {
 				t.Fatalf("%d bytes, over %d", len(line), MaxLine)
 			}
 			m := decode(t, line)
-			for k, v := range tc.want {
-				if m[k] != v {
-					t.Errorf("%s = %#v, want %#v\n%s", k, m[k], v, line)
-				}
-			}
-			for _, k := range tc.absent {
-				if _, ok := m[k]; ok {
-					t.Errorf("%s is there, should not be\n%s", k, line)
-				}
-			}
+			fields(t, m, line, tc.want, tc.absent)
 			a, _ := m["after"].(map[string]any)
 			if a["admitted"] != 25.0 || a["paused"] != true || a["max_active_users"] != 7.0 || a["new_users_per_minute"] != 12.5 {
 				t.Errorf("after = %v", m["after"])
