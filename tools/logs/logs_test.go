@@ -21,14 +21,15 @@ const endpoint = "wr_requests"
 
 // env is the stack and what it logged.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	stack *devstack.Stack
 	logs  *devstack.LogBuffer
 	seen  int // entries already returned by next
 }
 
-// start runs the stack with devconfig.json and config's keys on top.
-func start(t *testing.T, config map[string]string) *env {
+// start runs the stack with devconfig.json and config's keys on top (an
+// empty value deletes the key).
+func start(t testing.TB, config map[string]string) *env {
 	t.Helper()
 	logs := &devstack.LogBuffer{}
 	opts := devstack.ForTest(logs, 30*time.Second)
@@ -38,6 +39,9 @@ func start(t *testing.T, config map[string]string) *env {
 		cfg["store_timeout_ms"] = "5000"
 		for k, v := range config {
 			cfg[k] = v
+			if v == "" {
+				delete(cfg, k)
+			}
 		}
 	}
 	st, err := devstack.Start(context.Background(), opts)
@@ -121,7 +125,7 @@ func (e *env) get(from, path string, header ...string) *http.Response {
 }
 
 // pass is the room cookie an answer sets, as a Cookie header value.
-func pass(t *testing.T, resp *http.Response) string {
+func pass(t testing.TB, resp *http.Response) string {
 	t.Helper()
 	for _, c := range resp.Cookies() {
 		if strings.HasPrefix(c.Name, "wr_") && c.Value != "" {
