@@ -286,7 +286,7 @@ func TestUnsetSettingsRefusedThroughTheWasm(t *testing.T) {
 	}
 	// The README's example is a line the service really logs.
 	example := ""
-	for _, l := range strings.Split(readmeDeploy(t), "\n") {
+	for _, l := range strings.Split(readmeSection(t, "Deploy"), "\n") {
 		if strings.HasPrefix(l, "setup: ") {
 			example = l
 		}
@@ -296,16 +296,16 @@ func TestUnsetSettingsRefusedThroughTheWasm(t *testing.T) {
 	}
 }
 
-// readmeDeploy returns the README's "Deploy" section.
-func readmeDeploy(t *testing.T) string {
+// readmeSection returns the README's section (## heading) of that name.
+func readmeSection(t *testing.T, heading string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "\n## Deploy\n")
+	_, section, ok := strings.Cut(string(b), "\n## "+heading+"\n")
 	if !ok {
-		t.Fatal("README.md has no Deploy section")
+		t.Fatalf("README.md has no %s section", heading)
 	}
 	if i := strings.Index(section, "\n## "); i >= 0 {
 		section = section[:i]
@@ -320,23 +320,8 @@ var shellComment = regexp.MustCompile(`\s{2,}#.*$`)
 // guide gives (in code blocks and inline) against the Fastly CLI's help,
 // and runs its key-generating one-liners.
 func TestReadmeDeployCommands(t *testing.T) {
-	section := readmeDeploy(t)
-	commands := newCLICommands(t)
-	n := 0
-	inBlock := false
-	for _, line := range strings.Split(section, "\n") {
-		if strings.HasPrefix(line, "```") {
-			inBlock = !inBlock
-			continue
-		}
-		if inBlock {
-			n += commands.check(t, shellComment.ReplaceAllString(line, ""))
-			continue
-		}
-		for _, m := range regexp.MustCompile("`(fastly [^`]*)`").FindAllStringSubmatch(line, -1) {
-			n += commands.check(t, m[1])
-		}
-	}
+	section := readmeSection(t, "Deploy")
+	n := newCLICommands(t).checkSection(t, section)
 	if n < 20 {
 		t.Errorf("found only %d fastly commands in the Deploy section", n)
 	}
@@ -357,6 +342,14 @@ func TestReadmeDeployCommands(t *testing.T) {
 			continue
 		}
 		checkKeyGenerator(t, generator)
+	}
+}
+
+// TestReadmeLogsCommands checks the fastly commands that create a log
+// endpoint in the README's Logs section against the Fastly CLI's help.
+func TestReadmeLogsCommands(t *testing.T) {
+	if n := newCLICommands(t).checkSection(t, readmeSection(t, "Logs")); n < 4 {
+		t.Errorf("found only %d fastly commands in the Logs section", n)
 	}
 }
 
@@ -396,6 +389,28 @@ func newCLICommands(t *testing.T) *cliCommands {
 	return &cliCommands{env: cliEnv(t), help: map[string]string{}}
 }
 
+// checkSection checks the fastly commands of a README section, in its
+// code blocks and inline, and counts them.
+func (c *cliCommands) checkSection(t *testing.T, section string) int {
+	t.Helper()
+	n := 0
+	inBlock := false
+	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "```") {
+			inBlock = !inBlock
+			continue
+		}
+		if inBlock {
+			n += c.check(t, shellComment.ReplaceAllString(line, ""))
+			continue
+		}
+		for _, m := range regexp.MustCompile("`(fastly [^`]*)`").FindAllStringSubmatch(line, -1) {
+			n += c.check(t, m[1])
+		}
+	}
+	return n
+}
+
 // check finds each fastly command in text, fails t on any the CLI would
 // refuse, and counts them.
 func (c *cliCommands) check(t *testing.T, text string) int {
@@ -414,7 +429,11 @@ func (c *cliCommands) problems(t *testing.T, text string) (n int, problems []str
 		n++
 		name := strings.Join(cmd.words, " ")
 		help := c.helpFor(t, cmd.words)
-		if !regexp.MustCompile(`USAGE\n  fastly ` + regexp.QuoteMeta(name) + `[ \n]`).MatchString(help) {
+		// A command's --help may name it by a deprecated alias (16.1.0's
+		// service logging commands say "fastly logging ..."); `fastly help`
+		// names it as typed.
+		usage := regexp.MustCompile(`USAGE\n  fastly (\[<flags>\] )?` + regexp.QuoteMeta(name) + `[ \n]`)
+		if !usage.MatchString(help) && !usage.MatchString(c.run(t, append([]string{"help"}, cmd.words...))) {
 			problems = append(problems, "`fastly "+name+"` is not a Fastly CLI command")
 			continue
 		}
@@ -434,11 +453,17 @@ func (c *cliCommands) problems(t *testing.T, text string) (n int, problems []str
 // helpFor returns `fastly <words> --help`, once per command.
 func (c *cliCommands) helpFor(t *testing.T, words []string) string {
 	t.Helper()
-	key := strings.Join(words, " ")
+	return c.run(t, append(append([]string{}, words...), "--help"))
+}
+
+// run runs the CLI with args, once, and returns what it printed.
+func (c *cliCommands) run(t *testing.T, args []string) string {
+	t.Helper()
+	key := strings.Join(args, " ")
 	if h, ok := c.help[key]; ok {
 		return h
 	}
-	cmd := exec.Command(fastlyCLI(t), append(append([]string{}, words...), "--help")...)
+	cmd := exec.Command(fastlyCLI(t), args...)
 	cmd.Env = c.env
 	out, _ := cmd.CombinedOutput() // an unknown command's error is in its output
 	c.help[key] = string(out)
