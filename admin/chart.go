@@ -60,7 +60,7 @@ var seriesStyles = []struct{ colour, dash string }{
 func (c Chart) HTML() string {
 	var b strings.Builder
 	id := html.EscapeString(c.ID)
-	b.WriteString(`<figure class="chart">`)
+	b.WriteString(`<figure class="chart"><figcaption>` + html.EscapeString(c.Title) + ` <span class="hint">(` + html.EscapeString(c.Unit) + `)</span></figcaption>`)
 	c.svg(&b, id)
 	c.table(&b)
 	b.WriteString("</figure>")
@@ -129,7 +129,7 @@ func (c Chart) svg(b *strings.Builder, id string) {
 	y := func(v float64) float64 { return plotT + h - h*math.Max(0, math.Min(v/top, 1)) }
 
 	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ` + itoa(chartW) + " " + itoa(chartH) +
-		`" width="100%" role="img" aria-labelledby="` + id + `-title ` + id + `-desc" font-family="system-ui,sans-serif" font-size="12">`)
+		`" width="100%" role="img" aria-labelledby="` + id + `-title ` + id + `-desc" font-family="system-ui,sans-serif" font-size="13">`)
 	b.WriteString(`<title id="` + id + `-title">` + html.EscapeString(c.Title) + `</title>`)
 	b.WriteString(`<desc id="` + id + `-desc">` + html.EscapeString(c.Summary()) + `</desc>`)
 	// Gridlines and the y axis' labels.
@@ -227,7 +227,11 @@ func (c Chart) Summary() string {
 		return c.Title + ": no data."
 	}
 	var b strings.Builder
-	b.WriteString(c.Title + ", " + c.Unit + ", from " + c.at(0).Format("15:04") + " to " + c.at(n).Format("15:04") + " UTC")
+	layout := "15:04"
+	if time.Duration(n)*c.Step >= 12*time.Hour {
+		layout = "15:04 on 2 Jan"
+	}
+	b.WriteString(c.Title + ", " + c.Unit + ", from " + c.at(0).Format(layout) + " to " + c.at(n).Format(layout) + " UTC")
 	if !c.hasData() {
 		b.WriteString(": no data in this period.")
 		return b.String()

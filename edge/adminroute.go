@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edgequeue/waitingroom/admin"
+	"github.com/edgequeue/waitingroom/control"
 	"github.com/edgequeue/waitingroom/store"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
@@ -52,7 +53,8 @@ func (s *Service) admin(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		if err == nil {
 			var st *store.Upstash
 			if st, err = s.store(settings); err == nil {
-				p.CSRFKey, p.Store = keys.Key(), st
+				p.CSRFKey = keys.Key()
+				p.Op = &control.Operator{Rooms: settings.Rooms, Store: st, Now: s.Now, Logf: s.Logf}
 			}
 		}
 		var setup *SetupError
