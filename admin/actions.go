@@ -88,9 +88,6 @@ func setLimits(ctx context.Context, p *Panel, room string, form url.Values) (str
 	if v, ok := field("mode"); ok {
 		l.Mode = &v
 	}
-	if len(set) == 0 {
-		return "", &control.InputError{Field: "limits", Message: "fill in at least one live value (capacity, rate, burst or mode) to set"}
-	}
 	_, err := p.Op.SetLimits(ctx, room, l, p.Actor)
 	return "set " + strings.Join(set, " "), err
 }
@@ -149,7 +146,7 @@ func refusal(err error, room string) (int, string) {
 	case errors.Is(err, control.ErrNoRoom):
 		return fsthttp.StatusNotFound, "There is no room " + strconv.Quote(room) + "."
 	case errors.Is(err, control.ErrModeLocked):
-		return fsthttp.StatusConflict, "The mode cannot be changed now: " + err.Error()
+		return fsthttp.StatusConflict, "No live value can be set: " + err.Error() + "."
 	}
 	return fsthttp.StatusServiceUnavailable, "The store did not answer (" + err.Error() + "), so the action may not have been done. Check the room on the panel before trying again."
 }

@@ -306,15 +306,14 @@ func TestActions(t *testing.T) {
 			code: 303, did: "limits shop cap=50 rate=12.5 burst=3 mode=random"},
 		{name: "limits, blanks left as they are", action: "limits", form: url.Values{"room": {"shop"}, "max_active_users": {""}, "new_users_per_minute": {"0"}, "burst": {" "}, "mode": {""}},
 			code: 303, did: "limits shop cap=- rate=0 burst=- mode=-"},
-		{name: "limits, nothing", action: "limits", form: url.Values{"room": {"shop"}, "mode": {""}}, code: 400, page: "Check the field limits: fill in at least one"},
 		{name: "limits, capacity not whole", action: "limits", form: url.Values{"room": {"shop"}, "max_active_users": {"2.5"}}, code: 400,
 			page: "Check the field max_active_users: must be a whole number, not &#34;2.5&#34;"},
 		{name: "limits, rate not a number", action: "limits", form: url.Values{"room": {"shop"}, "new_users_per_minute": {"fast"}}, code: 400,
 			page: "Check the field new_users_per_minute: must be a number"},
 		{name: "limits, burst not whole", action: "limits", form: url.Values{"room": {"shop"}, "burst": {"1e3"}}, code: 400, page: "Check the field burst"},
 		{name: "limits, mode locked", action: "limits", form: url.Values{"room": {"shop"}, "mode": {"reject"}}, code: 409,
-			actErr: fmt.Errorf("%w: an event is on", control.ErrModeLocked), did: "limits shop cap=- rate=- burst=- mode=reject",
-			page: "The mode cannot be changed now: mode locked: an event is on"},
+			actErr: control.ErrModeLocked, did: "limits shop cap=- rate=- burst=- mode=reject",
+			page: "No live value can be set: the room is configured with mode reject; change its mode in the config store."},
 		{name: "clear", action: "clear", form: url.Values{"room": {"shop"}}, code: 303, did: "clear shop"},
 		{name: "reset", action: "reset", form: url.Values{"room": {"shop"}, "confirm": {"shop"}}, code: 303, did: `reset shop confirm="shop"`},
 		{name: "reset, wrong confirmation", action: "reset", form: url.Values{"room": {"shop"}, "confirm": {"Shop"}}, code: 400,
@@ -421,6 +420,60 @@ func TestAuditLog(t *testing.T) {
 				if !strings.Contains(audit, s) {
 					t.Errorf("no %q in\n%s", s, audit)
 				}
+			}
+		})
+	}
+}
+
+// downStore is a store that never answers.
+type downStore struct{}
+
+func (downStore) Stats(context.Context, string, store.Policy, time.Time) (store.Line, error) {
+	return store.Line{}, store.ErrUnavailable
+}
+
+func (downStore) Operate(context.Context, string, store.Policy, store.Action, time.Time) (store.Line, error) {
+	return store.Line{}, store.ErrUnavailable
+}
+
+func (downStore) History(context.Context, string, time.Time, time.Time) ([]store.Minute, error) {
+	return nil, store.ErrUnavailable
+}
+
+func (downStore) Audit(context.Context, string, int, int) ([]store.AuditEntry, error) {
+	return nil, store.ErrUnavailable
+}
+
+// TestOperatorChecks: the real operator checks what it is given before
+// it asks the store, so a wrong reset confirmation, an empty set of live
+// values or a bad n is refused even with the store down, and the right
+// ones get as far as the store.
+func TestOperatorChecks(t *testing.T) {
+	for _, tc := range []struct {
+		action string
+		form   url.Values
+		code   int
+		page   string
+	}{
+		{"reset", url.Values{"confirm": {"shop"}}, 503, "The store did not answer"},
+		{"reset", url.Values{"confirm": {""}}, 400, "the confirmation must be the room&#39;s name, &#34;shop&#34;, exactly"},
+		{"reset", url.Values{"confirm": {"shop "}}, 400, "exactly"},
+		{"reset", url.Values{"confirm": {"SHOP"}}, 400, "exactly"},
+		{"reset", url.Values{"confirm": {hostile}}, 400, "exactly"},
+		{"limits", url.Values{"burst": {""}}, 400, "Check the field limits: give at least one of"},
+		{"limits", url.Values{"burst": {"-1"}}, 400, "Check the field burst: "},
+		{"limits", url.Values{"mode": {"<fast>"}}, 400, "Check the field mode: must be fifo, random, passthrough or reject, got &#34;&lt;fast&gt;&#34;"},
+		{"admit", url.Values{"n": {"0"}}, 400, "Check the field n: must be a whole number from 1 to 10000"},
+		{"admit", url.Values{"n": {"10001"}}, 400, "Check the field n: must be a whole number from 1 to 10000"},
+		{"admit", url.Values{"n": {"10000"}}, 503, "The store did not answer"},
+	} {
+		t.Run(tc.action+" "+tc.form.Encode(), func(t *testing.T) {
+			p := newPanel(nil)
+			p.Op = &control.Operator{Rooms: p.Rooms, Store: downStore{}, Now: now}
+			tc.form.Set("room", "shop")
+			w := post(t, p, tc.action, tc.form)
+			if w.Code != tc.code || !strings.Contains(w.Body.String(), tc.page) {
+				t.Fatalf("%d, want %d and %q:\n%s", w.Code, tc.code, tc.page, w.Body)
 			}
 		})
 	}

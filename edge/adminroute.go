@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/edgequeue/waitingroom/admin"
-	"github.com/edgequeue/waitingroom/control"
 	"github.com/edgequeue/waitingroom/store"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
@@ -49,13 +48,10 @@ func (s *Service) admin(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		s.Logf("admin: secret %s: %v", SecretAdminPassword, err)
 	}
 	if admin.PasswordProblem(p.Password) == "" {
-		keys, err := s.keys()
+		op, keys, err := s.operator(settings)
 		if err == nil {
-			var st *store.Upstash
-			if st, err = s.store(settings); err == nil {
-				p.CSRFKey = keys.Key()
-				p.Op = &control.Operator{Rooms: settings.Rooms, Store: st, Now: s.Now, Logf: s.Logf}
-			}
+			p.Op, p.CSRFKey = op, keys.Key()
+			p.Actor = store.Actor{Via: "panel", Client: ClientHash(keys, r)}
 		}
 		var setup *SetupError
 		switch {
