@@ -3,6 +3,7 @@ package paneltest
 import (
 	"context"
 	"encoding/base64"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -261,6 +262,28 @@ func TestPanelInChromium(t *testing.T) {
 				t.Errorf("no %q in the shop's numbers: %s", s, dl)
 			}
 		}
+	})
+
+	// What a panel page costs, for the record (not a test: the machine's
+	// load decides it).
+	t.Run("cost", func(t *testing.T) {
+		req, err := http.NewRequest(http.MethodGet, b.base+"?refresh=off", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.SetBasicAuth("operator", adminPassword)
+		st.StoreCalls()
+		began := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("the panel: %d %v", resp.StatusCode, err)
+		}
+		t.Logf("the panel of 2 rooms: %d bytes in %v, %d store calls", len(body), time.Since(began).Round(time.Millisecond), st.StoreCalls())
 	})
 
 	t.Run("screenshot", func(t *testing.T) {
