@@ -119,6 +119,7 @@ func (p *Panel) parseView(r *fsthttp.Request) (view, string) {
 func (p *Panel) overview(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
 	v, problem := p.parseView(r)
 	if problem != "" {
+		p.Logf("admin: refused %q: %s", r.URL.RawQuery, problem)
 		p.failed(w, r, fsthttp.StatusBadRequest, "No such view", problem)
 		return
 	}
