@@ -49,6 +49,9 @@ type Stats struct {
 	// StoreLatencyMS is how long the store took to answer for these stats.
 	StoreLatencyMS float64   `json:"store_latency_ms"`
 	UpdatedAt      time.Time `json:"updated_at"`
+	// Event is the state of the room's scheduled event, for the panel's
+	// note (its commitment and draw).
+	Event store.EventState `json:"-"`
 }
 
 // statsHistory is how much history Stats reads for its waits: a wait that
@@ -101,6 +104,7 @@ func (o *Operator) Stats(ctx context.Context, room string) (Stats, error) {
 		Configured: effective(cur, store.Overrides{}).json(), Effective: eff.json(),
 		Overrides: Limits{MaxActiveUsers: l.Overrides.Capacity, NewUsersPerMinute: l.Overrides.PerMinute, Burst: l.Overrides.Burst},
 		Epoch:     l.Epoch, StoreLatencyMS: round(float64(rd.latency.Microseconds()) / 1000), UpdatedAt: o.Now.UTC(),
+		Event: l.Event,
 	}
 	if l.Overrides.Mode != "" {
 		mode := string(l.Overrides.Mode)

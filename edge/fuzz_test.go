@@ -125,11 +125,11 @@ const (
 // integers (epoch, issued, admitted, flags, ticket, outcome, active,
 // called, recent, recent since, called now, call from, call to, groups
 // ahead, priority issued, priority admitted, event state, pre-queue first,
-// drawn first, drawn last, and the live overrides: rate in thousandths,
-// burst, capacity, mode; -1 or 0 when not set), the outcome at
-// replyOutcome, 1 when a ticket was called or a session renewed. These two
-// constants, scriptReply and replyAdmits are all this file knows of the
-// reply: adapt them when the script's reply changes.
+// drawn first, drawn last, and the overrides: rate, burst, capacity, mode),
+// the outcome at replyOutcome, 1 when a
+// ticket was called or a session renewed. These two constants, scriptReply
+// and replyAdmits are all this file knows of the reply: adapt them when
+// the script's reply changes.
 const (
 	replyValues  = 24
 	replyOutcome = 5

@@ -233,7 +233,10 @@ local function state_json(e, i, a, p, q)
     .. ',"queue_all":' .. tostring(q) .. ',"max_active_users":' .. opt(o_cap) .. ',"new_users_per_minute":'
     .. opt(o_rate) .. ',"burst":' .. opt(o_burst) .. ',"mode":' .. m .. '}'
 end
-local before = state_json(tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0, s[7] == '1', s[8] == '1')
+local before = ''
+if #audit_entry > 0 then
+  before = state_json(tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0, s[7] == '1', s[8] == '1')
+end
 if op == 'limits' then
   o_rate, o_burst, o_cap = o_set[1] or o_rate, o_set[2] or o_burst, o_set[3] or o_cap
   if set_mode ~= '' then
