@@ -2,10 +2,13 @@ package logs
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -98,7 +101,15 @@ func (e *env) next(want int) []map[string]any {
 // header's name, value pairs, and returns the answer.
 func (e *env) get(from, path string, header ...string) *http.Response {
 	e.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, e.stack.HostURL+path, nil)
+	resp, _ := e.do(http.MethodGet, from, path, nil, header...)
+	return resp
+}
+
+// do sends a request from the address from with body (nil for none) and
+// header's name, value pairs, and returns the answer and its body.
+func (e *env) do(method, from, path string, body io.Reader, header ...string) (*http.Response, string) {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.stack.HostURL+path, body)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -117,11 +128,14 @@ func (e *env) get(from, path string, header ...string) *http.Response {
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		e.t.Fatalf("GET %s: %v", path, err)
+		e.t.Fatalf("%s %s: %v", method, path, err)
 	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return resp, string(b)
 }
 
 // pass is the room cookie an answer sets, as a Cookie header value.
@@ -231,6 +245,59 @@ func TestRequestLines(t *testing.T) {
 				t.Errorf("time %v: %v", m["time"], err)
 			}
 		})
+	}
+}
+
+// csrfField is the admin panel's CSRF token in its forms.
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// TestActionLines: an operator's action in the admin panel writes an
+// action line (then the request's own), a refused one none, and neither
+// holds the password or the CSRF token.
+func TestActionLines(t *testing.T) {
+	e := start(t, nil)
+	keys, err := e.stack.SigningKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	password := string(e.stack.Manifest.SecretStores[devstack.SecretStore]["admin_password"])
+	basic := base64.StdEncoding.EncodeToString([]byte("op:" + password))
+	auth := []string{"Authorization", "Basic " + basic}
+	_, page := e.do(http.MethodGet, "", edge.DefaultAdminPath, nil, auth...)
+	check(t, "panel", e.next(1)[0], map[string]any{"type": "request", "decision": "admin", "status": 200.0})
+	m := csrfField.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no CSRF token on the panel:\n%s", page)
+	}
+	post := func(csrf string) *http.Response {
+		form := url.Values{"room": {"shop"}, "n": {"2"}, "csrf": {csrf}}
+		resp, _ := e.do(http.MethodPost, "", edge.DefaultAdminPath+"/admit", strings.NewReader(form.Encode()),
+			append([]string{"Content-Type", "application/x-www-form-urlencoded"}, auth...)...)
+		return resp
+	}
+	if resp := post("forged"); resp.StatusCode == http.StatusSeeOther {
+		t.Fatal("a forged CSRF token was accepted")
+	}
+	check(t, "refused", e.next(1)[0], map[string]any{"type": "request", "decision": "admin"})
+	resp := post(m[1])
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("admit: %d", resp.StatusCode)
+	}
+	lines := e.next(2)
+	check(t, "action", lines[0], map[string]any{"type": "action", "room": "shop", "via": "panel", "action": "admit",
+		"n": 2.0, "client": accesslog.ClientHash(keys.Key(), "127.0.0.1")})
+	if after, _ := lines[0]["after"].(map[string]any); after == nil || after["epoch"] == nil || after["paused"] != false {
+		t.Errorf("after = %v", lines[0]["after"])
+	}
+	check(t, "admit", lines[1], map[string]any{"type": "request", "method": "POST", "decision": "admin", "status": 303.0,
+		"store_calls": 1.0})
+	for _, l := range e.entries() {
+		raw, _ := json.Marshal(l)
+		for _, leak := range []string{password, basic, m[1]} {
+			if strings.Contains(string(raw), leak) {
+				t.Errorf("a line holds %q: %s", leak, raw)
+			}
+		}
 	}
 }
 
