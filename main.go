@@ -159,8 +159,9 @@ func backendError(backend string, err error) error {
 	return err
 }
 
-// maxStoreAnswer bounds what is read of an Upstash answer.
-const maxStoreAnswer = 64<<10 + 1
+// maxStoreAnswer bounds what is read of an Upstash answer: one byte more
+// than the store accepts, so that a longer one is refused, not cut.
+const maxStoreAnswer = store.MaxAnswer + 1
 
 // upstash carries store requests through the upstash backend.
 type upstash struct{}

@@ -147,8 +147,8 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 	}
 	pass, refused := g.bestPass(room, v)
 	policy := room.Policy(v.Now)
-	if room.Mode == Passthrough {
-		policy = store.Policy{SessionTTL: policy.SessionTTL, QueueTimeout: policy.QueueTimeout, ClaimWindow: policy.ClaimWindow, CatchUp: policy.CatchUp}
+	if refused != nil {
+		ctx = store.WithRefusal(ctx)
 	}
 	switch pass.Kind {
 	case Session:
@@ -214,6 +214,9 @@ func (g *Gate) arrive(room *Room, v Visitor, refused error) Decision {
 // (renewed or new) ticket otherwise.
 func (g *Gate) settle(room *Room, v Visitor, pl store.Place, why map[store.Outcome]string, refused error) Decision {
 	var d Decision
+	if pl.Outcome == store.Closed {
+		return Decision{Action: Closed, Why: "room closed live by the operator", Err: refused}
+	}
 	if pl.Outcome == store.Admitted {
 		d = g.session(room, v, pl.Session, pl.Line.Epoch, false, why[pl.Outcome])
 	} else {
@@ -314,7 +317,7 @@ func PlaceOf(room *Room, pl store.Place, now time.Time) Place {
 func placeOf(room *Room, pl store.Place, now time.Time) Place {
 	l := pl.Line
 	p := Place{Room: room.Name, Ticket: pl.Ticket, Admitted: l.Admitted, Issued: l.Issued, Paused: l.Paused || l.QueueAll,
-		Random: room.Mode == Random, GroupsAhead: pl.GroupsAhead, Event: eventPlace(room, pl)}
+		Random: Mode(pl.Line.Mode(store.Mode(room.Mode))) == Random, GroupsAhead: pl.GroupsAhead, Event: eventPlace(room, pl)}
 	from, to := pl.CallFrom, pl.CallTo
 	if from == 0 || to < from {
 		from, to = pl.Ticket, pl.Ticket

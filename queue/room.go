@@ -200,6 +200,25 @@ func (r *Room) applyDefaults() {
 	}
 }
 
+// CheckLimit checks a value of the room's admission limits
+// (new_users_per_minute, max_active_users or burst) against the bounds a
+// room's config has, which an operator's live value must keep too.
+func CheckLimit(field string, v float64) error {
+	bounds := map[string][2]float64{"new_users_per_minute": {0, 1e7}, "max_active_users": {0, 1e7}, "burst": {1, 1e7}}
+	b, ok := bounds[field]
+	switch {
+	case !ok:
+		return fmt.Errorf("%s: not an admission limit", field)
+	case !(v >= b[0] && v <= b[1]):
+		return fmt.Errorf("%s: must be between %g and %g, got %g", field, b[0], b[1], v)
+	case field != "new_users_per_minute" && v != float64(int64(v)):
+		return fmt.Errorf("%s: must be a whole number, got %g", field, v)
+	case field == "new_users_per_minute" && v > 0 && v < 0.01:
+		return fmt.Errorf("new_users_per_minute: must be 0 (no rate limit) or at least 0.01, got %g", v)
+	}
+	return nil
+}
+
 func (r *Room) validate() error {
 	if err := r.Target.Compile(); err != nil {
 		return err
@@ -220,14 +239,19 @@ func (r *Room) validate() error {
 	if r.NewUsersPerMinute == 0 && r.MaxActiveUsers == 0 && (r.Mode == Fifo || r.Mode == Random) {
 		return errors.New("new_users_per_minute or max_active_users: set at least one, or nobody is ever admitted")
 	}
+	for _, l := range []struct {
+		field string
+		value float64
+	}{{"new_users_per_minute", r.NewUsersPerMinute}, {"max_active_users", float64(r.MaxActiveUsers)}, {"burst", float64(r.Burst)}} {
+		if err := CheckLimit(l.field, l.value); err != nil {
+			return err
+		}
+	}
 	checks := []struct {
 		field    string
 		value    float64
 		min, max float64
 	}{
-		{"new_users_per_minute", r.NewUsersPerMinute, 0, 1e7},
-		{"max_active_users", float64(r.MaxActiveUsers), 0, 1e7},
-		{"burst", float64(r.Burst), 1, 1e7},
 		{"refresh_seconds", float64(r.RefreshSeconds), 1, 600},
 		{"queue_timeout", float64(r.QueueTimeout), 30, 86400},
 		{"claim_window", float64(r.ClaimWindow), 5, 3600},
@@ -241,9 +265,6 @@ func (r *Room) validate() error {
 		if c.value < c.min || c.value > c.max {
 			return fmt.Errorf("%s: must be between %g and %g, got %g", c.field, c.min, c.max, c.value)
 		}
-	}
-	if r.NewUsersPerMinute > 0 && r.NewUsersPerMinute < 0.01 {
-		return fmt.Errorf("new_users_per_minute: must be 0 (no rate limit) or at least 0.01, got %g", r.NewUsersPerMinute)
 	}
 	if r.QueueTimeout < 3*r.RefreshSeconds {
 		return fmt.Errorf("queue_timeout: %d is shorter than three refreshes (%d s): waiting visitors would lose their place between polls",
@@ -307,12 +328,9 @@ func checkToken(s string) error {
 // the event between calls.
 func (r *Room) Policy(now time.Time) store.Policy {
 	r = r.At(now)
-	var window time.Duration
-	if r.Mode == Random {
-		window = seconds(r.RandomWindow)
-	}
 	return store.Policy{
-		RandomWindow: window,
+		Mode:         store.Mode(r.Mode),
+		RandomWindow: seconds(r.RandomWindow),
 		PerMinute:    r.NewUsersPerMinute, Burst: r.Burst, Capacity: r.MaxActiveUsers, PriorityShare: r.PriorityShare,
 		ClaimWindow:  seconds(r.ClaimWindow),
 		SessionTTL:   seconds(r.InactivityTimeout),

@@ -14,10 +14,15 @@
 -- KEYS[7] zset: closed random-order windows, member = score = last ticket
 -- KEYS[8] zset: invites used, member = invite id, score = keep-until minute
 --               * 1e6 + uses
+-- KEYS[9] hash: the room's history, one field per minute of the last day
+--               (minute mod 1440), "minute,epoch,issued,admitted,joins,
+--               calls,active,waiting,refusals"
+-- KEYS[10] list: the operator's audit log, newest first, JSON entries
 -- Every score that is a time is in line time (below), in milliseconds.
 -- The line's hash also holds the priority lane (p_issued, p_admitted,
 -- p_credit, p_trim) and the scheduled event (ev, ev_state, ev_first,
--- ev_start, ev_key, d_first, d_last, d_key).
+-- ev_start, ev_key, d_first, d_last, d_key), and the operator's live
+-- overrides (o_rate, o_burst, o_cap, o_mode; '' for none).
 --
 -- ARGV: op, now (ms), rate (per minute, 0 = none), burst, capacity (0 =
 --       none), claim window (ms), session ttl (ms), queue timeout (ms), arg
@@ -28,9 +33,14 @@
 --       heartbeat (ms: how long a session pass admits without asking),
 --       priority share (0 to 1), invite id, invite uses, invite keep-until
 --       (ms; vip), event id ('' for none), its pre-queue start, start and
---       end (ms), its draw key
+--       end (ms), its draw key, the configured mode (fifo, random,
+--       passthrough, reject: the random window above is the room's whatever
+--       the mode), an operator action's audit entry ('' for none: a JSON
+--       object without its closing brace), the overrides to set (limits:
+--       rate, burst, capacity, mode; '' keeps one), and 1 when the
+--       request's pass was refused (counted in the history), else 0
 -- ops: join | vip | poll | renew | end | admit | pause | resume | queue_all
---      | stats
+--      | limits | clear | reset | stats
 -- Every argument is checked before anything is written: a bad one, or an
 -- unknown op, is an error and changes nothing.
 --
@@ -38,11 +48,28 @@
 --          outcome, live sessions, called, admitted in the last 5 minutes,
 --          since, called by this call, call from, call to, groups ahead,
 --          priority issued, priority admitted, event state, pre-queue
---          first ticket, drawn first, drawn last}
+--          first ticket, drawn first, drawn last, overridden rate (in
+--          thousandths), burst and capacity (-1 for none), overridden mode
+--          (0 none, 1 fifo, 2 random, 3 passthrough, 4 reject)}
 -- outcome: join/vip/poll 0 waiting, 1 admitted (the ticket is the live
 --          session <epoch>.<ticket>), 2 rejoined (the old ticket was lost;
---          ticket is the new one), 3 (vip) the invite is used up; renew 1
---          ok, 0 gone; other ops 0.
+--          ticket is the new one), 3 (vip) the invite is used up, 4 closed
+--          (the live mode is reject: no ticket handed out, none called);
+--          renew 1 ok, 0 gone; other ops 0.
+--
+-- Operator overrides. limits sets the live rate, burst, capacity or mode,
+-- clear clears them all; they replace the configured values in every call
+-- until cleared. passthrough calls everyone at once; reject hands out no
+-- ticket and calls nobody (live sessions continue). reset starts the line
+-- afresh under a new epoch: every ticket and session of the old one is
+-- void; the switches, overrides, invites used, history and audit log stay.
+-- An action's audit entry is appended in the same call, with the state
+-- before and after, and the log is capped at AUDIT_CAP entries.
+--
+-- History. Every call writes its minute's record: the counters, sessions
+-- and waiting tickets as it leaves them, and what it added (tickets handed
+-- out, called, requests refused). A record is overwritten a day later, so
+-- the history never outgrows 1440 fields.
 -- event state, of the event passed: 0 not entered, 1 pre-queue, 2 drawn.
 --
 -- Priority lane. A vip join (an invite) takes a ticket in the room's
@@ -90,12 +117,13 @@ local STEP, TOLERANCE = 5000, 2000
 local MAX_CALLS = 10000
 local MAX_INT = 2 ^ 53
 local MAX_USES = 100000
+local AUDIT_CAP, DAY = 1000, 1440
 
-if #KEYS ~= 8 then
-  return redis.error_reply('ERR line: want 8 keys, got ' .. #KEYS)
+if #KEYS ~= 10 then
+  return redis.error_reply('ERR line: want 10 keys, got ' .. #KEYS)
 end
-local line, sessions, called, waiting, arrivals, ended, windows, invites =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local line, sessions, called, waiting, arrivals, ended, windows, invites, history, audit =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 
 -- number parses ARGV[i] as a finite number in [lo, hi] (an integer when
 -- whole is set), or answers nil.
@@ -108,10 +136,11 @@ local function number(i, lo, hi, whole)
 end
 
 local ops = { join = true, vip = true, poll = true, renew = true, ['end'] = true, admit = true,
-  pause = true, resume = true, queue_all = true, stats = true }
+  pause = true, resume = true, queue_all = true, stats = true, limits = true, clear = true, reset = true }
+local modes = { fifo = 1, random = 2, passthrough = 3, reject = 4 }
 local op = ARGV[1]
-if #ARGV ~= 25 then
-  return redis.error_reply('ERR line: want 25 arguments, got ' .. #ARGV)
+if #ARGV ~= 32 then
+  return redis.error_reply('ERR line: want 32 arguments, got ' .. #ARGV)
 end
 if not ops[op] then
   return redis.error_reply('ERR line: unknown op ' .. string.format('%q', string.sub(op, 1, 40)))
@@ -140,6 +169,31 @@ local ev_pq = number(22, 0, MAX_INT, true)
 local ev_start = number(23, 0, MAX_INT, true)
 local ev_end = number(24, 0, MAX_INT, true)
 local ev_key = ARGV[25]
+local cfg_mode = ARGV[26]
+local audit_entry = ARGV[27]
+local set_rate, set_burst, set_cap = ARGV[28], ARGV[29], ARGV[30]
+local set_mode = ARGV[31]
+local refused = ARGV[32] == '1' and 1 or 0
+-- optional parses an override's argument: '' is none (false), anything
+-- else must be a decimal number in [0, 1e9] (it is written into the audit
+-- log's JSON as it is, so no hex, no exponent).
+local function optional(i, whole)
+  if ARGV[i] == '' then
+    return false
+  end
+  if not string.match(ARGV[i], '^%d+%.?%d*$') then
+    return nil
+  end
+  return number(i, 0, 1e9, whole)
+end
+local o_set = { optional(28), optional(29, true), optional(30, true) }
+if o_set[1] == nil or o_set[2] == nil or o_set[3] == nil or not modes[cfg_mode]
+    or (set_mode ~= '' and not modes[set_mode]) or #audit_entry > 1024 then
+  return redis.error_reply('ERR line: bad mode, override or audit entry')
+end
+if op == 'limits' and not (o_set[1] or o_set[2] or o_set[3] or set_mode ~= '') then
+  return redis.error_reply('ERR line: limits wants a value to set')
+end
 if not (now and rate and burst and capacity and claim_ms and session_ms and queue_ms and arg
     and ticket_epoch and window_ms and catchup_ms and usable_until and heartbeat_ms and share
     and invite_uses and invite_until and ev_pq and ev_start and ev_end) then
@@ -161,7 +215,48 @@ end
 local s = redis.call('HMGET', line, 'epoch', 'issued', 'admitted', 'tokens', 'raw', 'lt', 'paused', 'queue_all',
   'random', 'w_start', 'w_end', 'open_first', 'open_since', 'rkey', 'trim_mark', 'trim_at',
   'p_issued', 'p_admitted', 'p_credit', 'p_trim', 'ev', 'ev_state', 'ev_first', 'ev_start', 'ev_key', 'd_first',
-  'd_last', 'd_key', 'rounds')
+  'd_last', 'd_key', 'rounds', 'o_rate', 'o_burst', 'o_cap', 'o_mode')
+-- The overrides, and what an action's audit entry reports as before.
+local o_rate, o_burst, o_cap = tonumber(s[30]), tonumber(s[31]), tonumber(s[32])
+local o_mode = modes[s[33]] and s[33] or ''
+local function state_json(e, i, a, p, q)
+  local function opt(v)
+    return v and tostring(v) or 'null'
+  end
+  local m = 'null'
+  if o_mode ~= '' then
+    m = '"' .. o_mode .. '"'
+  end
+  return '{"epoch":' .. e .. ',"issued":' .. i .. ',"admitted":' .. a .. ',"paused":' .. tostring(p)
+    .. ',"queue_all":' .. tostring(q) .. ',"max_active_users":' .. opt(o_cap) .. ',"new_users_per_minute":'
+    .. opt(o_rate) .. ',"burst":' .. opt(o_burst) .. ',"mode":' .. m .. '}'
+end
+local before = state_json(tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0, s[7] == '1', s[8] == '1')
+if op == 'limits' then
+  o_rate, o_burst, o_cap = o_set[1] or o_rate, o_set[2] or o_burst, o_set[3] or o_cap
+  if set_mode ~= '' then
+    o_mode = set_mode
+  end
+elseif op == 'clear' then
+  o_rate, o_burst, o_cap, o_mode = nil, nil, nil, ''
+elseif op == 'reset' and s[1] then
+  -- A new line under a later epoch: only the switches carry over (and
+  -- the overrides, read above).
+  local paused_was, queue_all_was = s[7], s[8]
+  redis.call('DEL', line, sessions, called, waiting, arrivals, ended, windows)
+  s = { tostring(math.max(now, tonumber(s[1]) + 1)) }
+  s[7], s[8] = paused_was, queue_all_was
+end
+-- The operator's values replace the configured ones.
+rate, burst, capacity = o_rate or rate, o_burst or burst, o_cap or capacity
+local mode = cfg_mode
+if o_mode ~= '' then
+  mode = o_mode
+end
+if mode == 'passthrough' then
+  rate, capacity = 0, 0
+end
+local closed = mode == 'reject'
 if not s[1] then
   -- A new line, or one whose hash was lost: nothing of an older line may
   -- leak into it (its tickets would collide with the new ones). Invites
@@ -216,7 +311,7 @@ end
 -- restarts at the window being called (its called tickets are passed
 -- over); random order starts with everyone waiting as one window.
 -- A drawn pre-queue being called stays one window, in its drawn order.
-local random = window_ms > 0
+local random = mode == 'random' and window_ms > 0
 if random ~= was_random then
   redis.call('DEL', windows)
   if random then
@@ -407,7 +502,7 @@ if share < 1 then
   earn = share / (1 - share)
 end
 local function call_in(limit, available, bounded)
-  if bounded and (paused or queue_all) then
+  if bounded and (paused or queue_all or closed) then
     return available
   end
   local places = math.huge
@@ -526,8 +621,39 @@ local function standing(t)
   return nil
 end
 
+-- closed_poll answers for ticket t of this line while the room is closed:
+-- a live session stays one; a waiting or called ticket keeps its place
+-- (it is seen, and its call held as under queue-all) but is not let in.
+local function closed_poll(t)
+  if valid(t) and redis.call('ZSCORE', sessions, t) then
+    return standing(t)
+  end
+  if valid(t) then
+    if redis.call('ZSCORE', waiting, t) then
+      redis.call('ZADD', waiting, lt, t)
+    elseif redis.call('ZSCORE', called, t) then
+      redis.call('ZADD', called, lt + claim_ms, t)
+    end
+  end
+  return 4
+end
+
 local ticket, outcome = 0, 0
-if op == 'join' then
+local joined = issued + p_issued
+if closed and (op == 'join' or op == 'vip') then
+  -- A replayed arrival whose ticket became a session is still answered.
+  local known = tonumber(redis.call('ZSCORE', arrivals, arrival))
+  if known and closed_poll(known) == 1 then
+    ticket, outcome = known, 1
+  else
+    outcome = 4
+  end
+elseif closed and op == 'poll' then
+  ticket, outcome = arg, 4
+  if ticket_epoch == epoch then
+    outcome = closed_poll(arg)
+  end
+elseif op == 'join' then
   -- A known arrival whose ticket still holds a place is answered as a
   -- poll of that ticket: a replayed arrival never takes a second place.
   local known = tonumber(redis.call('ZSCORE', arrivals, arrival))
@@ -687,7 +813,36 @@ redis.call('HSET', line, 'epoch', epoch, 'issued', issued, 'admitted', admitted,
   'trim_mark', trim_mark, 'trim_at', trim_at, 'p_issued', p_issued, 'p_admitted', p_admitted,
   'p_credit', string.format('%.6f', p_credit), 'p_trim', p_trim, 'ev', ev, 'ev_state', ev_state,
   'ev_first', ev_first, 'ev_start', stored_start, 'ev_key', stored_key, 'd_first', d_first, 'd_last', d_last, 'd_key', d_key,
-  'rounds', rounds)
+  'rounds', rounds, 'o_rate', o_rate or '', 'o_burst', o_burst or '', 'o_cap', o_cap or '', 'o_mode', o_mode)
+
+-- This minute's record in the history: the fields of a record a day old
+-- are started afresh.
+local live, waiting_now = redis.call('ZCARD', sessions), redis.call('ZCARD', waiting)
+local refusals = refused
+if outcome == 3 or (outcome == 4 and op ~= 'poll') then
+  refusals = refusals + 1
+end
+local slot = tostring(minute % DAY)
+local rec = {}
+for v in string.gmatch(redis.call('HGET', history, slot) or '', '[^,]+') do
+  rec[#rec + 1] = tonumber(v) or 0
+end
+if rec[1] ~= minute or #rec ~= 9 then
+  rec = { minute, 0, 0, 0, 0, 0, 0, 0, 0 }
+end
+rec[2], rec[3], rec[4], rec[7], rec[8] = epoch, issued, admitted, live, waiting_now
+rec[5] = rec[5] + issued + p_issued - joined
+rec[6] = rec[6] + called_now
+rec[9] = rec[9] + refusals
+redis.call('HSET', history, slot, table.concat(rec, ','))
+
+-- The operator's action, with the state before and after it.
+if #audit_entry > 0 then
+  redis.call('LPUSH', audit, audit_entry .. ',"before":' .. before .. ',"after":'
+    .. state_json(epoch, issued, admitted, paused, queue_all) .. '}')
+  redis.call('LTRIM', audit, 0, AUDIT_CAP - 1)
+end
+
 local flags = (paused and 1 or 0) + (queue_all and 2 or 0)
 -- The event's figures are for the event passed, and only once entered.
 local state, pq_first, drawn_first, drawn_last = 0, 0, 0, 0
@@ -698,6 +853,7 @@ if #ev_id > 0 and ev == ev_id then
   end
 end
 return { epoch, issued, admitted, flags, ticket, outcome,
-  redis.call('ZCARD', sessions), redis.call('ZCARD', called), recent, since,
+  live, redis.call('ZCARD', called), recent, since,
   called_now, call_from, call_to, groups_ahead, p_issued, p_admitted, state, pq_first,
-  drawn_first, drawn_last }
+  drawn_first, drawn_last, o_rate and math.floor(o_rate * 1000 + 0.5) or -1, o_burst or -1, o_cap or -1,
+  modes[o_mode] or 0 }

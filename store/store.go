@@ -91,6 +91,42 @@ type Policy struct {
 	PriorityShare float64
 	// Event is the room's current or next scheduled event, or nil.
 	Event *Event
+	// Mode is the room's configured calling mode. RandomWindow is the
+	// window Random uses, whatever the mode, so that an operator's live
+	// mode can switch to it. An empty Mode is Random when RandomWindow is
+	// set and Fifo otherwise.
+	Mode Mode
+}
+
+// Mode is a room's calling mode, as the store applies it.
+type Mode string
+
+// The modes. Passthrough calls everyone at once (still counted as
+// sessions); Reject hands out no ticket and calls nobody.
+const (
+	Fifo        Mode = "fifo"
+	Random      Mode = "random"
+	Passthrough Mode = "passthrough"
+	Reject      Mode = "reject"
+)
+
+// Overrides are an operator's live values for a room, kept in the store
+// (so every edge applies them on its next call, and a deploy keeps them)
+// until cleared. A nil field, or an empty Mode, is not overridden.
+type Overrides struct {
+	// Capacity overrides Policy.Capacity (0: no cap).
+	Capacity *int `json:"max_active_users"`
+	// PerMinute overrides Policy.PerMinute (0: no rate).
+	PerMinute *float64 `json:"new_users_per_minute"`
+	// Burst overrides Policy.Burst.
+	Burst *int `json:"burst"`
+	// Mode overrides the configured mode.
+	Mode Mode `json:"mode,omitempty"`
+}
+
+// Empty reports whether nothing is overridden.
+func (o Overrides) Empty() bool {
+	return o.Capacity == nil && o.PerMinute == nil && o.Burst == nil && o.Mode == ""
 }
 
 // Event is a scheduled sale. From PrequeueFrom, arrivals join a pre-queue
@@ -170,6 +206,16 @@ type Line struct {
 	PriorityIssued, PriorityAdmitted int64
 	// Event is the state of the event in the Policy.
 	Event EventState
+	// Overrides are the operator's live values in force.
+	Overrides Overrides
+}
+
+// Mode is the mode in force: the operator's, or else configured.
+func (l Line) Mode(configured Mode) Mode {
+	if l.Overrides.Mode != "" {
+		return l.Overrides.Mode
+	}
+	return configured
 }
 
 // Waiting is how many tickets have not been reached yet.
@@ -191,6 +237,9 @@ const (
 	// InviteSpent: JoinPriority's invite has no uses left; no ticket was
 	// handed out.
 	InviteSpent
+	// Closed: the operator's live mode is Reject; no ticket was handed
+	// out, and a waiting ticket is not called while it lasts.
+	Closed
 )
 
 // Ticket names a place in a line: its number, in the line of that epoch.
@@ -255,6 +304,9 @@ type Store interface {
 	Admit(ctx context.Context, room string, p Policy, n int64, now time.Time) (Line, error)
 	// Control applies an operator's live control.
 	Control(ctx context.Context, room string, p Policy, c Control, now time.Time) (Line, error)
+	// Operate applies an operator's action and appends it to the room's
+	// audit log, in one call.
+	Operate(ctx context.Context, room string, p Policy, a Action, now time.Time) (Line, error)
 	// Stats reports the line.
 	Stats(ctx context.Context, room string, p Policy, now time.Time) (Line, error)
 }
@@ -305,3 +357,85 @@ const (
 	// Resume undoes Pause and QueueAll.
 	Resume Control = "resume"
 )
+
+// Actor is who did an operator action, for the audit log.
+type Actor struct {
+	// Via is the surface: "panel", "api" or "origin".
+	Via string
+	// Client is a keyed hash of the client's address (hex), so the log
+	// tells operators apart without keeping their addresses.
+	Client string
+}
+
+// The operator actions Action.Op names: the Controls, and these.
+const (
+	// OpAdmit calls in Action.N more tickets at once.
+	OpAdmit = "admit"
+	// OpLimits sets the overrides in Action.Set (nil fields are kept).
+	OpLimits = "limits"
+	// OpClear clears every override.
+	OpClear = "clear"
+	// OpReset starts the room's line afresh under a new epoch: every
+	// ticket and session of the old line is void (their holders join the
+	// new line at the back). The switches, overrides, invites used,
+	// history and audit log are kept.
+	OpReset = "reset"
+)
+
+// Action is one operator action.
+type Action struct {
+	// Op is OpAdmit, OpLimits, OpClear, OpReset, or a Control.
+	Op string
+	// N is how many tickets OpAdmit calls (1 to MaxCallsPerOp).
+	N int64
+	// Set holds OpLimits' values.
+	Set   Overrides
+	Actor Actor
+}
+
+// AuditCap is how many audit entries a room keeps: the newest.
+const AuditCap = 1000
+
+// AuditState is what an operator action can change of a room.
+type AuditState struct {
+	Epoch    int64 `json:"epoch"`
+	Issued   int64 `json:"issued"`
+	Admitted int64 `json:"admitted"`
+	Paused   bool  `json:"paused"`
+	QueueAll bool  `json:"queue_all"`
+	Overrides
+}
+
+// AuditEntry is one operator action, as the room's audit log keeps it.
+type AuditEntry struct {
+	Time   time.Time  `json:"time"`
+	Room   string     `json:"room"`
+	Via    string     `json:"via"`
+	Client string     `json:"client"`
+	Action string     `json:"action"`
+	N      int64      `json:"n,omitempty"`
+	Before AuditState `json:"before"`
+	After  AuditState `json:"after"`
+}
+
+// HistoryMinutes is how long a room's per-minute history is kept: a day.
+const HistoryMinutes = 24 * 60
+
+// Minute is one minute of a room's history, written by every store call
+// in that minute: the counters as the last call left them, and what
+// happened in the minute. A minute without a call has no record.
+type Minute struct {
+	Start time.Time
+	// Epoch is the line's; Issued and Admitted its counters, and Active
+	// and Waiting its live sessions and waiting tickets, at the last call.
+	Epoch            int64
+	Issued, Admitted int64
+	Active, Waiting  int64
+	// Joins is how many tickets were handed out, Admissions how many were
+	// called in, in the minute.
+	Joins, Admissions int64
+	// Refusals is how many requests the store refused in the minute: bad
+	// passes presented with a store call, spent invites, and arrivals
+	// while the live mode is Reject.
+	Refusals int64
+}

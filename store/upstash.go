@@ -53,9 +53,14 @@ type Transport interface {
 // DefaultTimeout bounds one store operation when Upstash.Timeout is zero.
 const DefaultTimeout = 2 * time.Second
 
-// maxAnswer bounds the answer read from Upstash; the script's reply is a few
-// numbers, so anything longer is a fault, not data.
-const maxAnswer = 64 << 10
+// MaxAnswer bounds the answer read from Upstash: the script's reply is a
+// few numbers; a day of history (History) is about 100 KB, and a page of
+// the audit log (at most MaxAuditPage entries of at most 1.5 KB) about
+// 300 KB. Anything longer is a fault, not data.
+const MaxAnswer = 512 << 10
+
+// MaxAuditPage bounds the entries one Audit call reads.
+const MaxAuditPage = 200
 
 // Upstash is a Store on an Upstash Redis database, over its REST API.
 type Upstash struct {
@@ -145,6 +150,95 @@ func (u *Upstash) Control(ctx context.Context, room string, p Policy, c Control,
 	return r.line, err
 }
 
+// maxActor bounds an audit entry's actor fields.
+const maxActor = 128
+
+// Operate applies an operator's action and appends it to the room's audit
+// log (capped at AuditCap entries) in the same script call, so the log
+// holds exactly the actions that took effect, with the state before and
+// after each.
+func (u *Upstash) Operate(ctx context.Context, room string, p Policy, a Action, now time.Time) (Line, error) {
+	c := call{op: a.Op}
+	switch a.Op {
+	case OpAdmit:
+		if a.N < 1 || a.N > MaxCallsPerOp {
+			return Line{}, fmt.Errorf("admit %s: %w: %d visitors at once, want 1 to %d", room, ErrRejected, a.N, MaxCallsPerOp)
+		}
+		c.arg = a.N
+	case OpLimits:
+		if a.Set.Empty() {
+			return Line{}, fmt.Errorf("limits %s: %w: nothing to set", room, ErrRejected)
+		}
+		if err := a.Set.check(); err != nil {
+			return Line{}, fmt.Errorf("limits %s: %w: %v", room, ErrRejected, err)
+		}
+		c.set = a.Set
+	case OpClear, OpReset, string(Pause), string(Resume), string(QueueAll):
+	default:
+		return Line{}, fmt.Errorf("%w: unknown action %q", ErrRejected, a.Op)
+	}
+	if len(a.Actor.Via) > maxActor || len(a.Actor.Client) > maxActor {
+		return Line{}, fmt.Errorf("%s %s: %w: actor longer than %d bytes", a.Op, room, ErrRejected, maxActor)
+	}
+	// The script appends the states to this prefix: it has no JSON
+	// encoder to rely on (see line.lua), so everything that needs
+	// escaping is encoded here.
+	prefix, err := json.Marshal(struct {
+		T      int64  `json:"t"`
+		Room   string `json:"room"`
+		Via    string `json:"via"`
+		Client string `json:"client"`
+		Action string `json:"action"`
+		N      int64  `json:"n,omitempty"`
+	}{max(0, now.UnixMilli()), room, a.Actor.Via, a.Actor.Client, a.Op, a.N})
+	if err != nil {
+		return Line{}, fmt.Errorf("%s %s: %w: %v", a.Op, room, ErrProtocol, err)
+	}
+	c.audit = string(prefix[:len(prefix)-1])
+	r, err := u.run(ctx, room, p, c, now)
+	return r.line, err
+}
+
+// Limits on overrides, as the script checks them.
+const (
+	maxOverride     = 1e9
+	maxOverrideRate = 1e9
+)
+
+// check refuses values the script would refuse, naming the field.
+func (o Overrides) check() error {
+	switch {
+	case o.Capacity != nil && (*o.Capacity < 0 || *o.Capacity > maxOverride):
+		return fmt.Errorf("max_active_users %d is not in 0..%d", *o.Capacity, int(maxOverride))
+	case o.PerMinute != nil && !(*o.PerMinute >= 0 && *o.PerMinute <= maxOverrideRate):
+		return fmt.Errorf("new_users_per_minute %g is not in 0..%g", *o.PerMinute, maxOverrideRate)
+	case o.Burst != nil && (*o.Burst < 0 || *o.Burst > maxOverride):
+		return fmt.Errorf("burst %d is not in 0..%d", *o.Burst, int(maxOverride))
+	}
+	switch o.Mode {
+	case "", Fifo, Random, Passthrough, Reject:
+		return nil
+	}
+	return fmt.Errorf("mode %q is not fifo, random, passthrough or reject", o.Mode)
+}
+
+// refusedKey marks a context whose store call carries a refused pass.
+type refusedKey struct{}
+
+// WithRefusal marks the store call made with ctx as answering a request
+// whose pass was refused (tampered, expired, another client's), so the
+// room's history counts the refusal without a call of its own.
+func WithRefusal(ctx context.Context) context.Context {
+	return context.WithValue(ctx, refusedKey{}, true)
+}
+
+func refused(ctx context.Context) string {
+	if v, _ := ctx.Value(refusedKey{}).(bool); v {
+		return "1"
+	}
+	return "0"
+}
+
 // Stats implements Store.
 func (u *Upstash) Stats(ctx context.Context, room string, p Policy, now time.Time) (Line, error) {
 	r, err := u.run(ctx, room, p, call{op: "stats"}, now)
@@ -163,7 +257,7 @@ func (u *Upstash) Keys(room string) []string {
 	}
 	base := prefix + "{" + room + "}:"
 	return []string{base + "line", base + "sessions", base + "called", base + "waiting",
-		base + "arrivals", base + "ended", base + "windows", base + "invites"}
+		base + "arrivals", base + "ended", base + "windows", base + "invites", base + "history", base + "audit"}
 }
 
 // sessionID names the live session ticket became in the line of epoch.
@@ -193,6 +287,8 @@ type call struct {
 	until   int64 // ms: when an ended session's pass stops admitting, or an invite's count may go
 	invite  string
 	uses    int64
+	set     Overrides // limits
+	audit   string    // an operator action's audit entry, less its states and closing brace
 }
 
 // sessionCall is the call about session s. A session id this store could
@@ -224,7 +320,7 @@ func (r result) place() Place {
 }
 
 // replyLen is the number of values the script returns.
-const replyLen = 20
+const replyLen = 24
 
 // DrawKey is the key a room's event is drawn with: derived from RandomKey,
 // so nobody without the store's secret can know it before it is revealed,
@@ -245,11 +341,7 @@ func Commitment(key string) string {
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
 func (u *Upstash) run(ctx context.Context, room string, p Policy, c call, now time.Time) (result, error) {
-	timeout := u.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := u.withTimeout(ctx)
 	defer cancel()
 
 	keys := u.Keys(room)
@@ -278,11 +370,24 @@ func (u *Upstash) run(ctx context.Context, room string, p Policy, c call, now ti
 	} else {
 		args = append(args, "", "0", "0", "0", "")
 	}
-	reply, err := u.command(ctx, append([]string{"EVALSHA", scriptSHA()}, args...))
+	mode := p.Mode
+	if mode == "" {
+		mode = Fifo
+		if p.RandomWindow > 0 {
+			mode = Random
+		}
+	}
+	args = append(args, string(mode), c.audit, optional(c.set.PerMinute), optional(c.set.Burst),
+		optional(c.set.Capacity), string(c.set.Mode), refused(ctx))
+	raw, err := u.command(ctx, append([]string{"EVALSHA", scriptSHA()}, args...))
 	if errors.Is(err, errNoScript) {
 		// Scripts are cached only until the database restarts or flushes
 		// them; the source is always at hand to send again.
-		reply, err = u.command(ctx, append([]string{"EVAL", lineScript}, args...))
+		raw, err = u.command(ctx, append([]string{"EVAL", lineScript}, args...))
+	}
+	var reply []int64
+	if err == nil {
+		err = decode(raw, &reply)
 	}
 	if err != nil {
 		return result{}, fmt.Errorf("%s %s: %w", c.op, room, err)
@@ -298,7 +403,7 @@ func (u *Upstash) run(ctx context.Context, room string, p Policy, c call, now ti
 		ev.Key = key
 	}
 	return result{
-		line: Line{Epoch: reply[0], Issued: reply[1], Admitted: reply[2],
+		line: Line{Epoch: reply[0], Issued: reply[1], Admitted: reply[2], Overrides: overrides(reply[20:24]),
 			Paused: reply[3]&1 != 0, QueueAll: reply[3]&2 != 0,
 			Active: reply[6], Called: reply[7], Recent: reply[8], RecentSince: time.UnixMilli(reply[9]),
 			CalledNow: reply[10], PriorityIssued: reply[14], PriorityAdmitted: reply[15], Event: ev},
@@ -314,14 +419,151 @@ func (u *Upstash) run(ctx context.Context, room string, p Policy, c call, now ti
 // script (yet, or any more), and the source must be sent.
 var errNoScript = errors.New("NOSCRIPT")
 
+// decode reads a command's result into v.
+func decode(raw json.RawMessage, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("%w: result %.80q: %v", ErrProtocol, raw, err)
+	}
+	return nil
+}
+
+// History reads the room's history from from to to (at most a day back),
+// oldest first: one Minute per minute in which the store was called.
+func (u *Upstash) History(ctx context.Context, room string, from, to time.Time) ([]Minute, error) {
+	first, last := from.UnixMilli()/60000, to.UnixMilli()/60000
+	first = max(first, last-HistoryMinutes+1)
+	if last < first || last < 0 {
+		return nil, nil
+	}
+	keys := u.Keys(room)
+	cmd := []string{"HMGET", keys[8]}
+	for m := first; m <= last; m++ {
+		cmd = append(cmd, strconv.FormatInt(m%HistoryMinutes, 10))
+	}
+	ctx, cancel := u.withTimeout(ctx)
+	defer cancel()
+	raw, err := u.command(ctx, cmd)
+	var fields []*string
+	if err == nil {
+		err = decode(raw, &fields)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %w", room, err)
+	}
+	var out []Minute
+	for _, f := range fields {
+		if f == nil {
+			continue
+		}
+		m, ok := parseMinute(*f)
+		// A slot holds its minute of the day before until overwritten.
+		if ok && m.Start.UnixMilli()/60000 >= first && m.Start.UnixMilli()/60000 <= last {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// parseMinute reads a history record (see line.lua).
+func parseMinute(rec string) (Minute, bool) {
+	var v [9]int64
+	parts := strings.Split(rec, ",")
+	if len(parts) != len(v) {
+		return Minute{}, false
+	}
+	for i, p := range parts {
+		n, err := strconv.ParseInt(p, 10, 64)
+		if err != nil {
+			return Minute{}, false
+		}
+		v[i] = n
+	}
+	return Minute{Start: time.UnixMilli(v[0] * 60000).UTC(), Epoch: v[1], Issued: v[2], Admitted: v[3],
+		Joins: v[4], Admissions: v[5], Active: v[6], Waiting: v[7], Refusals: v[8]}, true
+}
+
+// Audit reads up to limit entries of the room's audit log, newest first,
+// skipping the offset newest.
+func (u *Upstash) Audit(ctx context.Context, room string, offset, limit int) ([]AuditEntry, error) {
+	if offset < 0 || limit < 1 || offset >= AuditCap {
+		return nil, nil
+	}
+	limit = min(limit, AuditCap-offset, MaxAuditPage)
+	ctx, cancel := u.withTimeout(ctx)
+	defer cancel()
+	raw, err := u.command(ctx, []string{"LRANGE", u.Keys(room)[9], strconv.Itoa(offset), strconv.Itoa(offset + limit - 1)})
+	var lines []string
+	if err == nil {
+		err = decode(raw, &lines)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("audit %s: %w", room, err)
+	}
+	out := make([]AuditEntry, 0, len(lines))
+	for _, l := range lines {
+		var e struct {
+			AuditEntry
+			T int64 `json:"t"`
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			return nil, fmt.Errorf("audit %s: %w: entry %.80q: %v", room, ErrProtocol, l, err)
+		}
+		e.AuditEntry.Time = time.UnixMilli(e.T).UTC()
+		out = append(out, e.AuditEntry)
+	}
+	return out, nil
+}
+
+// withTimeout bounds one store call.
+func (u *Upstash) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	timeout := u.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return context.WithTimeout(ctx, timeout)
+}
+
+// optional is an override's argument: "" leaves it as it is.
+func optional[T int | float64](v *T) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(float64(*v), 'f', -1, 64)
+}
+
+// modeCodes are the script's codes for an overridden mode (0: none).
+var modeCodes = [...]Mode{1: Fifo, 2: Random, 3: Passthrough, 4: Reject}
+
+// overrides reads the script's overrides: the rate in thousandths, the
+// burst and the capacity, -1 for "not overridden", and the mode's code.
+func overrides(r []int64) Overrides {
+	var o Overrides
+	if r[0] >= 0 {
+		v := float64(r[0]) / 1000
+		o.PerMinute = &v
+	}
+	if r[1] >= 0 {
+		v := int(r[1])
+		o.Burst = &v
+	}
+	if r[2] >= 0 {
+		v := int(r[2])
+		o.Capacity = &v
+	}
+	if r[3] > 0 && r[3] < int64(len(modeCodes)) {
+		o.Mode = modeCodes[r[3]]
+	}
+	return o
+}
+
 // answer is Upstash's reply to one command. The script returns integers
 // only, so no response encoding is requested.
 type answer struct {
-	Result []int64 `json:"result"`
-	Error  string  `json:"error"`
+	Result json.RawMessage `json:"result"`
+	Error  string          `json:"error"`
 }
 
-func (u *Upstash) command(ctx context.Context, cmd []string) ([]int64, error) {
+func (u *Upstash) command(ctx context.Context, cmd []string) (json.RawMessage, error) {
 	body, err := json.Marshal(cmd)
 	if err != nil {
 		return nil, fmt.Errorf("%w: encode command: %v", ErrProtocol, err)
@@ -338,7 +580,7 @@ func (u *Upstash) command(ctx context.Context, cmd []string) ([]int64, error) {
 		// Both wrapped: callers may tell why the transport failed.
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	if len(resp.Body) > maxAnswer {
+	if len(resp.Body) > MaxAnswer {
 		return nil, fmt.Errorf("%w: answer of %d bytes", ErrProtocol, len(resp.Body))
 	}
 	var a answer

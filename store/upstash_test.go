@@ -35,7 +35,7 @@ func (r *replay) RoundTrip(ctx context.Context, req Request) (Response, error) {
 }
 
 func TestUpstashProtocol(t *testing.T) {
-	ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,5,3,2,5,1,7,1,12,1699999999000,2,5,5,0,3,2,0,0,0,0]}`)}
+	ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,5,3,2,5,1,7,1,12,1699999999000,2,5,5,0,3,2,0,0,0,0,-1,-1,-1,0]}`)}
 	tests := []struct {
 		name     string
 		answers  []Response
@@ -75,10 +75,10 @@ func TestUpstashProtocol(t *testing.T) {
 				if c[0] != tc.wantCmds[i] {
 					t.Fatalf("command %d is %s, want %s", i, c[0], tc.wantCmds[i])
 				}
-				want := []string{"8", "wr:{shop}:line", "wr:{shop}:sessions", "wr:{shop}:called", "wr:{shop}:waiting",
-					"wr:{shop}:arrivals", "wr:{shop}:ended", "wr:{shop}:windows", "wr:{shop}:invites",
+				want := []string{"10", "wr:{shop}:line", "wr:{shop}:sessions", "wr:{shop}:called", "wr:{shop}:waiting",
+					"wr:{shop}:arrivals", "wr:{shop}:ended", "wr:{shop}:windows", "wr:{shop}:invites", "wr:{shop}:history", "wr:{shop}:audit",
 					"join", "1700000000123", "60", "2", "9", "30000", "60000", "900000", "0", "arrival", "0", "0", "", "20000", "0", "0",
-					"0", "", "0", "0", "", "0", "0", "0", ""}
+					"0", "", "0", "0", "", "0", "0", "0", "", "fifo", "", "", "", "", "", "0"}
 				if len(c) != 2+len(want) {
 					t.Fatalf("command %q has %d arguments, want %d", c, len(c)-2, len(want))
 				}
@@ -121,7 +121,7 @@ func TestScriptSHA(t *testing.T) {
 	if got := scriptSHA(); got != want {
 		t.Fatalf("scriptSHA() = %q, want %q", got, want)
 	}
-	tr := &replay{answers: []Response{{Status: 200, Body: []byte(`{"result":[1,1,1,0,1,1,1,0,1,1,1,1,1,0,0,0,0,0,0,0]}`)}}}
+	tr := &replay{answers: []Response{{Status: 200, Body: []byte(`{"result":[1,1,1,0,1,1,1,0,1,1,1,1,1,0,0,0,0,0,0,0,-1,-1,-1,0]}`)}}}
 	u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
 	if _, err := u.Join(context.Background(), "shop", Policy{Capacity: 1}, "sid", time.UnixMilli(1)); err != nil {
 		t.Fatal(err)
@@ -185,7 +185,7 @@ func TestSessionArguments(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,50,45,0,0,1,7,0,12,1699999999000,0,0,0,0,0,0,0,0,0,0]}`)}
+			ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,50,45,0,0,1,7,0,12,1699999999000,0,0,0,0,0,0,0,0,0,0,-1,-1,-1,0]}`)}
 			tr := &replay{answers: []Response{ok, ok}}
 			u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
 			if _, _, err := u.Renew(context.Background(), "shop", Policy{}, tc.ref, time.UnixMilli(1700000010000)); err != nil {
@@ -196,8 +196,8 @@ func TestSessionArguments(t *testing.T) {
 			}
 			for i, op := range []string{"renew", "end"} {
 				c := tr.sent[i]
-				// EVALSHA sha 8 keys... op now rate burst capacity claim session queue arg arrival epoch window key catchup until
-				got := []string{c[11], c[19], c[21], c[25]}
+				// EVALSHA sha 10 keys... op now rate burst capacity claim session queue arg arrival epoch window key catchup until
+				got := []string{c[13], c[21], c[23], c[27]}
 				want := []string{op, tc.ticket, tc.epoch, tc.until}
 				if strings.Join(got, " ") != strings.Join(want, " ") {
 					t.Errorf("%s sent op, ticket, epoch, until %q, want %q", op, got, want)
@@ -266,11 +266,11 @@ func TestScriptIsPortable(t *testing.T) {
 		}
 	}
 	keys := map[string]bool{}
-	const decl = "local line, sessions, called, waiting, arrivals, ended, windows, invites =\n  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]"
+	const decl = "local line, sessions, called, waiting, arrivals, ended, windows, invites, history, audit =\n  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]"
 	if !strings.Contains(lineScript, decl) {
 		t.Fatalf("line.lua does not name its keys as the test expects:\n%s", decl)
 	}
-	for _, k := range strings.Split("line sessions called waiting arrivals ended windows invites", " ") {
+	for _, k := range strings.Split("line sessions called waiting arrivals ended windows invites history audit", " ") {
 		keys[k] = true
 	}
 	calls := 0
@@ -307,6 +307,7 @@ func TestScriptAgreesWithClient(t *testing.T) {
 		fmt.Sprintf("#invite > %d", maxArrival),
 		fmt.Sprintf("local MAX_USES = %d\n", MaxInviteUses),
 		fmt.Sprintf("if #KEYS ~= %d then", len((&Upstash{}).Keys("r"))),
+		fmt.Sprintf("local AUDIT_CAP, DAY = %d, %d\n", AuditCap, HistoryMinutes),
 	} {
 		if !strings.Contains(lineScript, want) {
 			t.Errorf("line.lua does not contain %q", want)

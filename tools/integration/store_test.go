@@ -347,8 +347,8 @@ func TestRecentAdmissionsAreCounted(t *testing.T) {
 	}
 	var hlen int
 	do(t, st, &hlen, "HLEN", st.Keys("r")[0])
-	if hlen > 34 {
-		t.Fatalf("the line's hash after admissions across two hours has %d fields, want at most 34 (29 of state, 5 minute slots)", hlen)
+	if hlen > 38 {
+		t.Fatalf("the line's hash after admissions across two hours has %d fields, want at most 38 (33 of state, 5 minute slots)", hlen)
 	}
 }
 
@@ -727,9 +727,12 @@ func snapshot(t *testing.T, st *store.Upstash) string {
 	var b strings.Builder
 	for i, k := range st.Keys("r") {
 		var v []string
-		if i == 0 {
+		switch i {
+		case 0, 8:
 			do(t, st, &v, "HGETALL", k)
-		} else {
+		case 9:
+			do(t, st, &v, "LRANGE", k, 0, -1)
+		default:
 			do(t, st, &v, "ZRANGE", k, 0, -1, "WITHSCORES")
 		}
 		fmt.Fprintf(&b, "%s %q\n", k, v)
@@ -753,7 +756,8 @@ func TestBadCallsWriteNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	later := strconv.FormatInt(t0.Add(time.Hour).UnixMilli(), 10)
-	good := []string{"stats", later, "60", "1", "0", "30000", "90000", "900000", "0", "", "0", "0", "", "30000", "0"}
+	good := []string{"stats", later, "60", "1", "0", "30000", "90000", "900000", "0", "", "0", "0", "", "30000", "0",
+		"20000", "0.2", "", "0", "0", "", "0", "0", "0", "", "fifo", "", "", "", "", "", "0"}
 	tests := []struct {
 		name string
 		at   int // the argument changed
@@ -775,6 +779,13 @@ func TestBadCallsWriteNothing(t *testing.T) {
 		{"random window negative", 11, "-1"},
 		{"catch-up not a number", 13, "x"},
 		{"usable until negative", 14, "-1"},
+		{"mode unknown", 25, "lifo"},
+		{"audit entry too long", 26, strings.Repeat("x", 1025)},
+		{"rate override negative", 27, "-1"},
+		{"burst override fractional", 28, "1.5"},
+		{"capacity override hex", 29, "0x10"},
+		{"mode override unknown", 30, "open"},
+		{"limits with nothing to set", -4, ""},
 		{"admit above the bound", -1, ""},
 		{"join without an arrival", -2, ""},
 		{"too few arguments", -3, ""},
@@ -789,6 +800,8 @@ func TestBadCallsWriteNothing(t *testing.T) {
 			args[0] = "join"
 		case -3:
 			args = args[:13]
+		case -4:
+			args[0] = "limits"
 		default:
 			args[tc.at] = tc.to
 		}
@@ -805,6 +818,13 @@ func TestBadCallsWriteNothing(t *testing.T) {
 		if after := snapshot(t, st); after != before {
 			t.Fatalf("%s changed the room:\nbefore %s\nafter  %s", tc.name, before, after)
 		}
+	}
+	call := []any{"EVAL", string(source), len(st.Keys("r"))}
+	for _, a := range append(st.Keys("r"), good...) {
+		call = append(call, a)
+	}
+	if err := doErr(st, nil, call...); err != nil {
+		t.Errorf("the good call the bad ones vary: %v", err)
 	}
 	if _, err := st.Admit(ctx, "r", l.p, store.MaxCallsPerOp+1, t0); !errors.Is(err, store.ErrRejected) {
 		t.Errorf("admit %d: %v, want ErrRejected", store.MaxCallsPerOp+1, err)

@@ -1,0 +1,282 @@
+package control
+
+import (
+	"context"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/store"
+)
+
+// Stats is a room's state as operators script against it: the fields of
+// CDN waiting rooms' status APIs (active_sessions, max_sessions,
+// queue_length, avg_wait_seconds) and the line's own figures.
+type Stats struct {
+	Room           string `json:"room"`
+	ActiveSessions int64  `json:"active_sessions"`
+	// MaxSessions is the capacity in force; 0 is no cap.
+	MaxSessions int `json:"max_sessions"`
+	// QueueLength is the tickets not called yet, both lanes.
+	QueueLength int64 `json:"queue_length"`
+	// AvgWaitSeconds, P50WaitSeconds and P90WaitSeconds are the waits of
+	// the visitors called in the last five minutes, from their ticket to
+	// their call; nil when nobody was called.
+	AvgWaitSeconds *float64 `json:"avg_wait_seconds"`
+	P50WaitSeconds *float64 `json:"p50_wait_seconds"`
+	P90WaitSeconds *float64 `json:"p90_wait_seconds"`
+	// Called is how many called visitors have not arrived yet.
+	Called     int64 `json:"called"`
+	Issued     int64 `json:"issued"`
+	NowServing int64 `json:"now_serving"`
+	// AdmittedLastMinute is how many were called in the last 60 seconds.
+	AdmittedLastMinute int64 `json:"admitted_last_minute"`
+	// ETALastInLineSeconds is when the last in line will be called at
+	// the rate observed in the last minutes; nil when nobody was called
+	// lately or admission is held.
+	ETALastInLineSeconds *float64 `json:"eta_last_in_line_seconds"`
+	Paused               bool     `json:"paused"`
+	QueueAll             bool     `json:"queue_all"`
+	// Mode is the mode in force.
+	Mode string `json:"mode"`
+	// Configured are the config store's values, Overrides the live ones
+	// set, Effective those in force.
+	Configured Limits `json:"configured"`
+	Overrides  Limits `json:"overrides"`
+	Effective  Limits `json:"effective"`
+	Epoch      int64  `json:"epoch"`
+	// StoreLatencyMS is how long the store took to answer for these stats.
+	StoreLatencyMS float64   `json:"store_latency_ms"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// statsHistory is how much history Stats reads for its waits: a wait that
+// began before it is not counted.
+const statsHistory = 3 * time.Hour
+
+type reading struct {
+	line    store.Line
+	latency time.Duration
+}
+
+func (o *Operator) stats(ctx context.Context, r *queue.Room) (reading, error) {
+	clock := o.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	start := clock()
+	line, err := o.Store.Stats(ctx, r.Name, r.Policy(o.Now), o.Now)
+	if err != nil {
+		o.logf("control: reading room %s failed: %v", r.Name, err)
+		return reading{}, err
+	}
+	return reading{line, clock().Sub(start)}, nil
+}
+
+// Stats reads the room's state: one store call for the line, one for the
+// last hours of its history.
+func (o *Operator) Stats(ctx context.Context, room string) (Stats, error) {
+	r, err := o.Room(room)
+	if err != nil {
+		return Stats{}, err
+	}
+	rd, err := o.stats(ctx, r)
+	if err != nil {
+		return Stats{}, err
+	}
+	minutes, err := o.Store.History(ctx, r.Name, o.Now.Add(-statsHistory), o.Now)
+	if err != nil {
+		o.logf("control: reading the history of room %s failed: %v", r.Name, err)
+		return Stats{}, err
+	}
+	l := rd.line
+	cur := r.At(o.Now)
+	eff := effective(cur, l.Overrides)
+	st := Stats{
+		Room: r.Name, ActiveSessions: l.Active, MaxSessions: eff.capacity,
+		QueueLength: l.Waiting() + l.PriorityIssued - l.PriorityAdmitted,
+		Called:      l.Called, Issued: l.Issued, NowServing: l.Admitted,
+		Paused: l.Paused, QueueAll: l.QueueAll, Mode: string(eff.mode),
+		Configured: effective(cur, store.Overrides{}).json(), Effective: eff.json(),
+		Overrides: Limits{MaxActiveUsers: l.Overrides.Capacity, NewUsersPerMinute: l.Overrides.PerMinute, Burst: l.Overrides.Burst},
+		Epoch:     l.Epoch, StoreLatencyMS: round(float64(rd.latency.Microseconds()) / 1000), UpdatedAt: o.Now.UTC(),
+	}
+	if l.Overrides.Mode != "" {
+		mode := string(l.Overrides.Mode)
+		st.Overrides.Mode = &mode
+	}
+	fl := newFlow(minutes, l.Epoch)
+	st.AdmittedLastMinute = fl.calledSince(o.Now.Add(-time.Minute), o.Now)
+	from := fl.calledAt(o.Now.Add(-5 * time.Minute))
+	if w := fl.waits(from, float64(l.Admitted)); w.n > 0 {
+		st.AvgWaitSeconds, st.P50WaitSeconds, st.P90WaitSeconds = seconds(w.mean), seconds(w.p50), seconds(w.p90)
+	}
+	if l.Recent > 0 && !l.Paused && !l.QueueAll && eff.mode != queue.Reject {
+		perSecond := float64(l.Recent) / math.Max(o.Now.Sub(l.RecentSince).Seconds(), 1)
+		st.ETALastInLineSeconds = seconds(float64(st.QueueLength) / perSecond)
+	}
+	return st, nil
+}
+
+func seconds(v float64) *float64 {
+	r := round(v)
+	return &r
+}
+
+// Point is one minute of a room's history, for charts.
+type Point struct {
+	Start time.Time `json:"start"`
+	// Missing is true for a minute in which nothing called the store.
+	Missing    bool  `json:"missing,omitempty"`
+	Joins      int64 `json:"joins"`
+	Admissions int64 `json:"admissions"`
+	Active     int64 `json:"active"`
+	Waiting    int64 `json:"waiting"`
+	Refusals   int64 `json:"refusals"`
+	// P50WaitSeconds and P90WaitSeconds are the waits of those called in
+	// the minute; nil when nobody was.
+	P50WaitSeconds *float64 `json:"p50_wait_seconds"`
+	P90WaitSeconds *float64 `json:"p90_wait_seconds"`
+}
+
+// MaxHistory is the longest span History reads: what the store keeps.
+const MaxHistory = store.HistoryMinutes * time.Minute
+
+// History is the room's last span (at most MaxHistory) minute by minute,
+// oldest first, ending with the current minute.
+func (o *Operator) History(ctx context.Context, room string, span time.Duration) ([]Point, error) {
+	if span < time.Minute || span > MaxHistory {
+		return nil, &InputError{"minutes", "must be from 1 to 1440"}
+	}
+	r, err := o.Room(room)
+	if err != nil {
+		return nil, err
+	}
+	// Waits need the tickets' issue, which may be hours before the span.
+	minutes, err := o.Store.History(ctx, r.Name, o.Now.Add(-MaxHistory), o.Now)
+	if err != nil {
+		o.logf("control: reading the history of room %s failed: %v", r.Name, err)
+		return nil, err
+	}
+	byEpoch := map[int64]flow{}
+	got := map[int64]store.Minute{}
+	for _, m := range minutes {
+		got[m.Start.Unix()/60] = m
+		if _, ok := byEpoch[m.Epoch]; !ok {
+			byEpoch[m.Epoch] = newFlow(minutes, m.Epoch)
+		}
+	}
+	last := o.Now.Unix() / 60
+	points := make([]Point, 0, int(span/time.Minute))
+	for min := last - int64(span/time.Minute) + 1; min <= last; min++ {
+		p := Point{Start: time.Unix(min*60, 0).UTC()}
+		m, ok := got[min]
+		if !ok {
+			p.Missing = true
+			points = append(points, p)
+			continue
+		}
+		p.Joins, p.Admissions, p.Active, p.Waiting, p.Refusals = m.Joins, m.Admissions, m.Active, m.Waiting, m.Refusals
+		fl := byEpoch[m.Epoch]
+		if w := fl.waits(fl.calledAt(m.Start), float64(m.Admitted)); w.n > 0 {
+			p.P50WaitSeconds, p.P90WaitSeconds = seconds(w.p50), seconds(w.p90)
+		}
+		points = append(points, p)
+	}
+	return points, nil
+}
+
+// flow is one epoch's two running counts over time: tickets issued and
+// positions called, as step records at the end of each minute, starting
+// from zero at the epoch.
+type flow struct {
+	t                []float64 // unix seconds
+	issued, admitted []float64
+}
+
+func newFlow(minutes []store.Minute, epoch int64) flow {
+	f := flow{t: []float64{float64(epoch) / 1000}, issued: []float64{0}, admitted: []float64{0}}
+	for _, m := range minutes {
+		end := float64(m.Start.Unix() + 60)
+		if m.Epoch != epoch || end <= f.t[len(f.t)-1] {
+			continue
+		}
+		f.t = append(f.t, end)
+		f.issued = append(f.issued, float64(m.Issued))
+		f.admitted = append(f.admitted, float64(m.Admitted))
+	}
+	return f
+}
+
+// reached is when series first reached k, interpolated within the minute;
+// false if it had before the first record, or has not yet.
+func (f flow) reached(series []float64, k float64) (float64, bool) {
+	for i, v := range series {
+		if v < k {
+			continue
+		}
+		if i == 0 {
+			return 0, false
+		}
+		prev := series[i-1]
+		return f.t[i-1] + (k-prev)/(v-prev)*(f.t[i]-f.t[i-1]), true
+	}
+	return 0, false
+}
+
+// calledAt is the count of called positions at time t.
+func (f flow) calledAt(t time.Time) float64 {
+	at, called := float64(t.Unix()), 0.0
+	for i, ti := range f.t {
+		if ti > at {
+			if i > 0 {
+				// Within the minute: as many as the minute's share so far.
+				called = f.admitted[i-1] + (f.admitted[i]-f.admitted[i-1])*(at-f.t[i-1])/(ti-f.t[i-1])
+			}
+			return called
+		}
+		called = f.admitted[i]
+	}
+	return called
+}
+
+func (f flow) calledSince(from, to time.Time) int64 {
+	return int64(math.Round(f.calledAt(to) - f.calledAt(from)))
+}
+
+// waitStats are the waits of a range of called positions.
+type waitStats struct {
+	n              int
+	mean, p50, p90 float64
+}
+
+// waits are the waits of the positions called after from up to to, from
+// a sample of at most 100 of them.
+func (f flow) waits(from, to float64) waitStats {
+	first, last := math.Floor(from)+1, math.Floor(to)
+	if last < first {
+		return waitStats{}
+	}
+	var ws []float64
+	step := math.Max(1, math.Floor((last-first+1)/100))
+	for k := first; k <= last; k += step {
+		issued, ok1 := f.reached(f.issued, k)
+		called, ok2 := f.reached(f.admitted, k)
+		if ok1 && ok2 {
+			ws = append(ws, math.Max(called-issued, 0))
+		}
+	}
+	if len(ws) == 0 {
+		return waitStats{}
+	}
+	sum := 0.0
+	for _, w := range ws {
+		sum += w
+	}
+	// ws is in calling order; first come, first served makes it nearly
+	// sorted, but not quite (arrival bursts), so sort for the quantiles.
+	sort.Float64s(ws)
+	q := func(p float64) float64 { return ws[int(math.Ceil(p*float64(len(ws))))-1] }
+	return waitStats{n: len(ws), mean: sum / float64(len(ws)), p50: q(0.5), p90: q(0.9)}
+}
