@@ -209,11 +209,8 @@ type History struct {
 	Minutes []control.Point `json:"minutes"`
 }
 
-// maxHistoryMinutes is the history the store keeps: 24 hours.
-const maxHistoryMinutes = 24 * 60
-
 func (h *Handler) history(c *call) error {
-	minutes, err := intParam(c.query, "minutes", 60, 1, maxHistoryMinutes)
+	minutes, err := intParam(c.query, "minutes", 60, 1, int(control.MaxHistory/time.Minute))
 	if err != nil {
 		return err
 	}
@@ -252,7 +249,7 @@ func done(c *call, action string, l store.Line, err error) error {
 	}
 	writeJSON(c.w, fsthttp.StatusOK, Result{Room: c.room, Action: action, CalledNow: l.CalledNow,
 		Epoch: l.Epoch, Issued: l.Issued, NowServing: l.Admitted, ActiveSessions: l.Active, Called: l.Called,
-		Paused: l.Paused, QueueAll: l.QueueAll, Overrides: limitsOf(store.Overrides{})}) // TEMP
+		Paused: l.Paused, QueueAll: l.QueueAll, Overrides: control.OverridesOf(l.Overrides)})
 	return nil
 }
 
@@ -308,9 +305,6 @@ func (h *Handler) setLimits(c *call) error {
 	if err := readJSON(c.r, &b, true); err != nil {
 		return err
 	}
-	if b == (control.Limits{}) {
-		return &control.InputError{Message: "names no value to set: send one or more of max_active_users, new_users_per_minute, burst and mode (DELETE clears them all)"}
-	}
 	l, err := h.Operator.SetLimits(c.ctx, c.room, b, h.actor())
 	return done(c, "limits", l, err)
 }
@@ -323,11 +317,8 @@ func (h *Handler) clearLimits(c *call) error {
 	return done(c, "clear", l, err)
 }
 
-// maxAuditPage bounds one page of the audit log.
-const maxAuditPage = 1000
-
 func (h *Handler) audit(c *call) error {
-	limit, err := intParam(c.query, "limit", 100, 1, maxAuditPage)
+	limit, err := intParam(c.query, "limit", 100, 1, store.MaxAuditPage)
 	if err != nil {
 		return err
 	}
@@ -342,6 +333,3 @@ func (h *Handler) audit(c *call) error {
 	writeLines(c.w, entries)
 	return nil
 }
-
-// limitsOf TEMPORARY until control lands.
-func limitsOf(o store.Overrides) control.Limits { return control.Limits{} }

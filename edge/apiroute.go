@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/edgequeue/waitingroom/api"
-	"github.com/edgequeue/waitingroom/control"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
 
@@ -35,9 +34,8 @@ func (s *Service) adminAPI(ctx context.Context, w fsthttp.ResponseWriter, r *fst
 		h.Disabled = "secret " + SecretAPIToken + " cannot be read; see the log"
 	}
 	if h.Disabled == "" && api.TokenProblem(h.Token) == "" {
-		if st, err := s.store(settings); err == nil {
-			h.Operator = &control.Operator{Rooms: settings.Rooms, Store: st, Now: s.Now, Logf: s.Logf}
-			h.Client = "TEMP" // TEMP s.clientHash(r)
+		if op, keys, err := s.operator(settings); err == nil {
+			h.Operator, h.Client = op, ClientHash(keys, r)
 		} else {
 			s.Logf("api: %v", err)
 			h.Unavailable = describe(err)
