@@ -20,13 +20,19 @@ func validBody(op operation, room string) []byte {
 	return nil
 }
 
-// coverEveryAnswer sends through api a request for every answer the
-// document lists for every route, checks each against the document, and
-// then that none went unseen. boxed is a client in the penalty box for
-// wrong tokens; storeDown(true) makes the store fail until
+// clients are the API's clients the coverage needs: api, the operator's;
+// stranger, one whose wrong tokens are not counted against api (a client
+// of another address each time, where wrong tokens are limited); boxed,
+// one in the penalty box for wrong tokens.
+type clients struct{ api, stranger, boxed client }
+
+// coverEveryAnswer sends a request for every answer the document lists
+// for every route, checks each against the document, and then that none
+// went unseen. storeDown(true) makes the store fail until
 // storeDown(false). room is a room that queues, locked one configured
 // with mode reject.
-func coverEveryAnswer(t *testing.T, s *spec, api, boxed client, storeDown func(bool), room, locked string) {
+func coverEveryAnswer(t *testing.T, s *spec, c clients, storeDown func(bool), room, locked string) {
+	api := c.api
 	send := func(c client, op operation, path string, body []byte, want int, header ...string) {
 		t.Helper()
 		x := c(t, op.method, path, body, header...)
@@ -50,8 +56,8 @@ func coverEveryAnswer(t *testing.T, s *spec, api, boxed client, storeDown func(b
 		}
 		path, body := roomPath(op, room), validBody(op, room)
 		send(api, op, path, body, http.StatusUnauthorized, "Authorization", "")
-		send(api, op, path, body, http.StatusUnauthorized, "Authorization", "Bearer not-the-token-not-the-token-not-the")
-		send(boxed, op, path, body, http.StatusTooManyRequests)
+		send(c.stranger, op, path, body, http.StatusUnauthorized, "Authorization", "Bearer not-the-token-not-the-token-not-the")
+		send(c.boxed, op, path, body, http.StatusTooManyRequests)
 		send(api, op, path+"?bogus=1", body, http.StatusBadRequest)
 		if strings.Contains(op.path, "{room}") {
 			send(api, op, roomPath(op, "no-such-room"), body, http.StatusNotFound)

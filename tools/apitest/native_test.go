@@ -148,7 +148,7 @@ func TestOpenAPINative(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		e.serve(t, fmt.Sprintf("198.51.100.%d", i+1), http.MethodGet, "/", nil, "Accept", "application/json")
 	}
-	coverEveryAnswer(t, s, api, e.client(boxedIP), func(down bool) {
+	coverEveryAnswer(t, s, clients{api: api, stranger: e.client("192.0.2.2"), boxed: e.client(boxedIP)}, func(down bool) {
 		if down {
 			e.upstash.SetFaults(upstashdev.Faults{Status: 500})
 		} else {
