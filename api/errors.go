@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 
@@ -66,13 +67,13 @@ const internal = `{"error":"internal","message":"the answer could not be written
 
 // writeJSON answers v as JSON with status code.
 func writeJSON(w fsthttp.ResponseWriter, code int, v any) {
-	body, err := json.Marshal(v)
+	body, err := encode(v)
 	if err != nil {
-		code, body = fsthttp.StatusInternalServerError, []byte(internal)
+		code, body = fsthttp.StatusInternalServerError, []byte(internal+"\n")
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	w.Write(append(body, '\n'))
+	w.Write(body)
 }
 
 // writeLines answers vs as JSON lines (application/x-ndjson), one value a
@@ -80,14 +81,25 @@ func writeJSON(w fsthttp.ResponseWriter, code int, v any) {
 func writeLines[T any](w fsthttp.ResponseWriter, vs []T) {
 	var body []byte
 	for _, v := range vs {
-		b, err := json.Marshal(v)
+		b, err := encode(v)
 		if err != nil {
 			writeJSON(w, fsthttp.StatusInternalServerError, json.RawMessage(internal))
 			return
 		}
-		body = append(append(body, b...), '\n')
+		body = append(body, b...)
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(fsthttp.StatusOK)
 	w.Write(body)
+}
+
+// encode is v as one line of JSON. Messages quote "<api_token>" and the
+// like: they are written as they are, not as \u003c escapes, since no
+// answer is ever read as HTML.
+func encode(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	return b.Bytes(), err
 }

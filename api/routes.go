@@ -229,7 +229,8 @@ func (h *Handler) history(c *call) error {
 type Result struct {
 	Room   string `json:"room"`
 	Action string `json:"action"`
-	// CalledNow is how many waiting visitors the action called in.
+	// CalledNow is how many waiting visitors the action's store call
+	// called in: admit's, and any the rate let in at the same moment.
 	CalledNow      int64 `json:"called_now"`
 	Epoch          int64 `json:"epoch"`
 	Issued         int64 `json:"issued"`

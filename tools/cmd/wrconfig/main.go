@@ -161,7 +161,7 @@ func parseConfig(data []byte) (config, error) {
 const maxValue = 8000
 
 // globalKeys are the keys the edge reads besides room.<name>.
-var globalKeys = []string{edge.KeyRooms, edge.KeyAdminPath, edge.KeyUpstashURL, edge.KeyStoreTimeoutMS,
+var globalKeys = []string{edge.KeyRooms, edge.KeyAdminPath, edge.KeyAPIPath, edge.KeyUpstashURL, edge.KeyStoreTimeoutMS,
 	edge.KeyHSTSMaxAge, edge.KeyBypass}
 
 // checkConfig returns every problem of c, as the edge would log it, and
