@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -139,12 +140,19 @@ func (h *Handler) prepare(c *call, rt route, room string) error {
 	if err != nil {
 		return &Error{Status: fsthttp.StatusBadRequest, Code: "invalid_parameter", Message: "the query cannot be read: " + err.Error()}
 	}
-	for name, vs := range q {
+	// In name order, so that a query with two faults always gets the
+	// same answer.
+	names := make([]string, 0, len(q))
+	for name := range q {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
 		switch {
 		case !contains(rt.query, name):
 			return &Error{Status: fsthttp.StatusBadRequest, Code: "unknown_parameter", Field: name,
 				Message: fmt.Sprintf("%s takes no query parameter %s", rt.path, quote(name))}
-		case len(vs) > 1:
+		case len(q[name]) > 1:
 			return &Error{Status: fsthttp.StatusBadRequest, Code: "invalid_parameter", Field: name, Message: "is given more than once"}
 		}
 	}
@@ -243,11 +251,13 @@ type Result struct {
 	Overrides control.Limits `json:"overrides"`
 }
 
-// done answers the line after action.
-func done(c *call, action string, l store.Line, err error) error {
+// done answers the line after action, and logs it.
+func (h *Handler) done(c *call, action string, l store.Line, err error) error {
 	if err != nil {
 		return err
 	}
+	h.Logf("api: %s in room %s by client %s: now serving %d of %d, %d active, paused %v, queue_all %v",
+		action, c.room, h.Client, l.Admitted, l.Issued, l.Active, l.Paused, l.QueueAll)
 	writeJSON(c.w, fsthttp.StatusOK, Result{Room: c.room, Action: action, CalledNow: l.CalledNow,
 		Epoch: l.Epoch, Issued: l.Issued, NowServing: l.Admitted, ActiveSessions: l.Active, Called: l.Called,
 		Paused: l.Paused, QueueAll: l.QueueAll, Overrides: control.OverridesOf(l.Overrides)})
@@ -268,7 +278,7 @@ func (h *Handler) admit(c *call) error {
 		return &control.InputError{Field: "n", Message: fmt.Sprintf("is required: how many visitors to let in, 1 to %d", store.MaxCallsPerOp)}
 	}
 	l, err := h.Operator.Admit(c.ctx, c.room, *b.N, h.actor())
-	return done(c, "admit", l, err)
+	return h.done(c, "admit", l, err)
 }
 
 func (h *Handler) pause(c *call) error    { return h.live(c, store.Pause) }
@@ -281,7 +291,7 @@ func (h *Handler) live(c *call, ctl store.Control) error {
 		return err
 	}
 	l, err := h.Operator.Control(c.ctx, c.room, ctl, h.actor())
-	return done(c, string(ctl), l, err)
+	return h.done(c, string(ctl), l, err)
 }
 
 // resetBody is POST /rooms/{room}/reset's body.
@@ -298,7 +308,7 @@ func (h *Handler) reset(c *call) error {
 		return &control.InputError{Field: "confirm", Message: "is required: the room's name, typed out, to confirm that everyone in line starts again"}
 	}
 	l, err := h.Operator.Reset(c.ctx, c.room, *b.Confirm, h.actor())
-	return done(c, "reset", l, err)
+	return h.done(c, "reset", l, err)
 }
 
 func (h *Handler) setLimits(c *call) error {
@@ -307,7 +317,7 @@ func (h *Handler) setLimits(c *call) error {
 		return err
 	}
 	l, err := h.Operator.SetLimits(c.ctx, c.room, b, h.actor())
-	return done(c, "limits", l, err)
+	return h.done(c, "limits", l, err)
 }
 
 func (h *Handler) clearLimits(c *call) error {
@@ -315,7 +325,7 @@ func (h *Handler) clearLimits(c *call) error {
 		return err
 	}
 	l, err := h.Operator.ClearOverrides(c.ctx, c.room, h.actor())
-	return done(c, "clear", l, err)
+	return h.done(c, "clear", l, err)
 }
 
 func (h *Handler) audit(c *call) error {
