@@ -4,6 +4,7 @@
 #   make test    every test: edge module (this Go, Go 1.23, TinyGo), tools module, end to end on both wasm builds
 #   make fuzz    every Fuzz target of the edge module, FUZZTIME (20s) each (CI runs it after make test)
 #   make serve   the waiting room locally (see README.md)
+#   make panel-screenshot  docs/admin-panel.png: the admin panel in headless Chromium (tools/paneltest)
 #   make bin/wrconfig  the config checker: bin/wrconfig check devconfig.json; bin/wrconfig explain HOST PATH [flags]
 #   make conformance  the Fastly Go SDK's own test suites against the local host; rewrites README.md's table
 #   make bench   the benchmark: writes BENCHMARKS.md and docs/flashcrowd.svg (make bench-large: 1,000,000 visitors;
@@ -23,7 +24,7 @@ TINYGO_TEST := PATH="$(CURDIR)/bin:$$PATH" tools/build-wasm run-tinygo test -tar
 # Set in CI: a machine that should have TinyGo fails instead of skipping its leg.
 REQUIRE_TINYGO ?=
 
-.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz serve bench bench-large bench-floods bench-fairness bench-host clean
+.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz serve bench bench-large bench-floods bench-fairness bench-host panel-screenshot clean
 
 build: bin/main.wasm
 
@@ -89,7 +90,7 @@ test-tinygo:
 
 test-tinygo-run: bin/main.tinygo.wasm $(WAZERO) tools/fastlycli/node_modules
 	$(TINYGO_TEST) ./...
-	cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm go test -count=1 -timeout 20m ./e2e ./load ./fastlyhost ./attack ./rules ./apitest
+	cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm go test -count=1 -timeout 20m ./e2e ./load ./fastlyhost ./attack ./rules ./paneltest ./apitest
 
 # The Fastly Go SDK's own test suites (its integration_tests, end_to_end_tests and
 # the packages with a fastly.toml, from the module cache) against the local host, as
@@ -154,6 +155,12 @@ bench-fairness:
 # Per-request time of the real wasm in the local host (p50/p99 over 1,000 requests each).
 bench-host: build
 	cd tools && WASM=$(CURDIR)/bin/main.wasm go test -run '^$$' -bench . -benchtime 1000x ./e2e
+
+# The admin panel's screenshot in the README: tools/paneltest in headless
+# Chromium against the Go build, writing docs/admin-panel.png.
+panel-screenshot: bin/main.go.wasm
+	cd tools && WASM=$(CURDIR)/bin/main.go.wasm PANEL_SCREENSHOT=$(CURDIR)/docs/admin-panel.png REQUIRE_CHROMIUM=1 \
+		go test -count=1 -run TestPanelInChromium ./paneltest
 
 # wrconfig checks a config and explains where a request goes (README.md, "Checking a config").
 bin/wrconfig: $(EDGE_SOURCES) $(wildcard tools/cmd/wrconfig/*.go) tools/go.mod

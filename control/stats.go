@@ -49,6 +49,9 @@ type Stats struct {
 	// StoreLatencyMS is how long the store took to answer for these stats.
 	StoreLatencyMS float64   `json:"store_latency_ms"`
 	UpdatedAt      time.Time `json:"updated_at"`
+	// Event is the state of the room's scheduled event, for the panel's
+	// note (its commitment and draw).
+	Event store.EventState `json:"-"`
 }
 
 // OverridesOf is the live values o sets, as Limits (those not set nil).
@@ -111,6 +114,7 @@ func (o *Operator) Stats(ctx context.Context, room string) (Stats, error) {
 		Configured: effective(cur, store.Overrides{}).json(), Effective: eff.json(),
 		Overrides: OverridesOf(l.Overrides),
 		Epoch:     l.Epoch, StoreLatencyMS: round(float64(rd.latency.Microseconds()) / 1000), UpdatedAt: o.Now.UTC(),
+		Event: l.Event,
 	}
 	fl := newFlow(minutes, l.Epoch)
 	st.AdmittedLastMinute = fl.calledSince(o.Now.Add(-time.Minute), o.Now)
@@ -193,59 +197,78 @@ func (o *Operator) History(ctx context.Context, room string, span time.Duration)
 	return points, nil
 }
 
-// flow is one epoch's two running counts over time: tickets issued and
-// positions called, as step records at the end of each minute, starting
-// from zero at the epoch.
+// flow is one epoch's two running counts over time, tickets issued and
+// positions called, from zero at the epoch. Each is a polyline through
+// the history's records: flat until the count first moved in a minute,
+// then straight to where it last moved, so a burst is a step and a
+// steady stream a slope.
 type flow struct {
-	t                []float64 // unix seconds
-	issued, admitted []float64
+	issued, admitted curve
+}
+
+type curve struct {
+	t, v []float64 // unix seconds; the count
 }
 
 func newFlow(minutes []store.Minute, epoch int64) flow {
-	f := flow{t: []float64{float64(epoch) / 1000}, issued: []float64{0}, admitted: []float64{0}}
+	start := float64(epoch) / 1000
+	f := flow{issued: curve{[]float64{start}, []float64{0}}, admitted: curve{[]float64{start}, []float64{0}}}
 	for _, m := range minutes {
-		end := float64(m.Start.Unix() + 60)
-		if m.Epoch != epoch || end <= f.t[len(f.t)-1] {
+		if m.Epoch != epoch {
 			continue
 		}
-		f.t = append(f.t, end)
-		f.issued = append(f.issued, float64(m.Issued))
-		f.admitted = append(f.admitted, float64(m.Admitted))
+		f.issued.add(m.Start, m.IssuedMoved, m.Issued)
+		f.admitted.add(m.Start, m.AdmittedMoved, m.Admitted)
 	}
 	return f
 }
 
-// reached is when series first reached k, interpolated within the minute;
-// false if it had before the first record, or has not yet.
-func (f flow) reached(series []float64, k float64) (float64, bool) {
-	for i, v := range series {
+func (c *curve) add(start time.Time, moved [2]time.Duration, count int64) {
+	if moved[0] < 0 {
+		return
+	}
+	first := float64(start.Add(moved[0]).UnixMilli()) / 1000
+	last := float64(start.Add(moved[1]).UnixMilli()) / 1000
+	end := len(c.t) - 1
+	if first < c.t[end] || last < first {
+		return
+	}
+	c.t = append(c.t, first, last)
+	c.v = append(c.v, c.v[end], float64(count))
+}
+
+// reached is when the count first reached k; false if it had before the
+// first record, or has not yet.
+func (c curve) reached(k float64) (float64, bool) {
+	for i, v := range c.v {
 		if v < k {
 			continue
 		}
 		if i == 0 {
 			return 0, false
 		}
-		prev := series[i-1]
-		return f.t[i-1] + (k-prev)/(v-prev)*(f.t[i]-f.t[i-1]), true
+		prev := c.v[i-1]
+		return c.t[i-1] + (k-prev)/(v-prev)*(c.t[i]-c.t[i-1]), true
 	}
 	return 0, false
 }
 
-// calledAt is the count of called positions at time t.
-func (f flow) calledAt(t time.Time) float64 {
-	at, called := float64(t.Unix()), 0.0
-	for i, ti := range f.t {
-		if ti > at {
-			if i > 0 {
-				// Within the minute: as many as the minute's share so far.
-				called = f.admitted[i-1] + (f.admitted[i]-f.admitted[i-1])*(at-f.t[i-1])/(ti-f.t[i-1])
+// at is the count just before time t (a step at t is not counted yet).
+func (c curve) at(t time.Time) float64 {
+	at := float64(t.UnixMilli()) / 1000
+	for i, ti := range c.t {
+		if ti >= at {
+			if ti == at || i == 0 {
+				return c.v[i]
 			}
-			return called
+			return c.v[i-1] + (c.v[i]-c.v[i-1])*(at-c.t[i-1])/(ti-c.t[i-1])
 		}
-		called = f.admitted[i]
 	}
-	return called
+	return c.v[len(c.v)-1]
 }
+
+// calledAt is the count of called positions at t.
+func (f flow) calledAt(t time.Time) float64 { return f.admitted.at(t) }
 
 func (f flow) calledSince(from, to time.Time) int64 {
 	return int64(math.Round(f.calledAt(to) - f.calledAt(from)))
@@ -267,8 +290,8 @@ func (f flow) waits(from, to float64) waitStats {
 	var ws []float64
 	step := math.Max(1, math.Floor((last-first+1)/100))
 	for k := first; k <= last; k += step {
-		issued, ok1 := f.reached(f.issued, k)
-		called, ok2 := f.reached(f.admitted, k)
+		issued, ok1 := f.issued.reached(k)
+		called, ok2 := f.admitted.reached(k)
 		if ok1 && ok2 {
 			ws = append(ws, math.Max(called-issued, 0))
 		}

@@ -48,12 +48,10 @@ func (s *Service) admin(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		s.Logf("admin: secret %s: %v", SecretAdminPassword, err)
 	}
 	if admin.PasswordProblem(p.Password) == "" {
-		keys, err := s.keys()
+		op, keys, err := s.operator(settings)
 		if err == nil {
-			var st *store.Upstash
-			if st, err = s.store(settings); err == nil {
-				p.CSRFKey, p.Store = keys.Key(), st
-			}
+			p.Op, p.CSRFKey = op, keys.Key()
+			p.Actor = store.Actor{Via: "panel", Client: ClientHash(keys, r)}
 		}
 		var setup *SetupError
 		switch {

@@ -125,12 +125,13 @@ const (
 // integers (epoch, issued, admitted, flags, ticket, outcome, active,
 // called, recent, recent since, called now, call from, call to, groups
 // ahead, priority issued, priority admitted, event state, pre-queue first,
-// drawn first, drawn last), the outcome at replyOutcome, 1 when a
+// drawn first, drawn last, and the overrides: rate, burst, capacity, mode),
+// the outcome at replyOutcome, 1 when a
 // ticket was called or a session renewed. These two constants, scriptReply
 // and replyAdmits are all this file knows of the reply: adapt them when
 // the script's reply changes.
 const (
-	replyValues  = 20
+	replyValues  = 24
 	replyOutcome = 5
 )
 

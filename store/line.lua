@@ -16,7 +16,9 @@
 --               * 1e6 + uses
 -- KEYS[9] hash: the room's history, one field per minute of the last day
 --               (minute mod 1440), "minute,epoch,issued,admitted,joins,
---               calls,active,waiting,refusals"
+--               calls,active,waiting,refusals,issued first moved, issued
+--               last moved, admitted first moved, admitted last moved"
+--               (ms into the minute, -1 when they did not)
 -- KEYS[10] list: the operator's audit log, newest first, JSON entries
 -- Every score that is a time is in line time (below), in milliseconds.
 -- The line's hash also holds the priority lane (p_issued, p_admitted,
@@ -231,7 +233,10 @@ local function state_json(e, i, a, p, q)
     .. ',"queue_all":' .. tostring(q) .. ',"max_active_users":' .. opt(o_cap) .. ',"new_users_per_minute":'
     .. opt(o_rate) .. ',"burst":' .. opt(o_burst) .. ',"mode":' .. m .. '}'
 end
-local before = state_json(tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0, s[7] == '1', s[8] == '1')
+local before = ''
+if #audit_entry > 0 then
+  before = state_json(tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0, s[7] == '1', s[8] == '1')
+end
 if op == 'limits' then
   o_rate, o_burst, o_cap = o_set[1] or o_rate, o_set[2] or o_burst, o_set[3] or o_cap
   if set_mode ~= '' then
@@ -295,6 +300,7 @@ local d_last = tonumber(s[27]) or 0
 local d_key = s[28] or ''
 local minute = math.floor(now / 60000)
 local called_now = 0
+local issued0, admitted0 = issued, admitted
 
 -- The clock: line time advances by the gap since the last call, at most
 -- STEP; elapsed is the real gap, for the token bucket.
@@ -827,8 +833,17 @@ local rec = {}
 for v in string.gmatch(redis.call('HGET', history, slot) or '', '[^,]+') do
   rec[#rec + 1] = tonumber(v) or 0
 end
-if rec[1] ~= minute or #rec ~= 9 then
-  rec = { minute, 0, 0, 0, 0, 0, 0, 0, 0 }
+if rec[1] ~= minute or #rec ~= 13 then
+  rec = { minute, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, -1, -1 }
+end
+-- When in the minute the counters first and last moved (ms into it), so
+-- that a reader can tell a burst from a steady stream.
+local into = now - minute * 60000
+if issued ~= issued0 then
+  rec[10], rec[11] = rec[10] < 0 and into or rec[10], into
+end
+if admitted ~= admitted0 then
+  rec[12], rec[13] = rec[12] < 0 and into or rec[12], into
 end
 rec[2], rec[3], rec[4], rec[7], rec[8] = epoch, issued, admitted, live, waiting_now
 rec[5] = rec[5] + issued + p_issued - joined

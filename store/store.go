@@ -4,7 +4,7 @@
 // rate, and the operator's pause switch.
 //
 // Every operation is one atomic Lua script (line.lua) run in Redis, one
-// round trip, on the room's eight keys, all named with the room as a hash
+// round trip, on the room's ten keys, all named with the room as a hash
 // tag (wr:{room}:line, ...) so they share one cluster slot and Upstash can
 // lock just them. The caller passes the time, so the same script runs in
 // virtual time in a simulator; but the script keeps its own line time,
@@ -27,6 +27,12 @@
 // ahead of the regular line but at most Policy.PriorityShare of the
 // admissions while regular tickets wait. A room's scheduled event
 // (Policy.Event) is entered and drawn inside the same calls: see Event.
+//
+// The operator acts through the same script (Operate): live overrides of
+// the rate, burst, capacity and mode, kept until cleared; a reset to a new
+// epoch; each action appended to the room's audit log in the same call.
+// Every call also writes its minute of the room's history (History), a
+// day of per-minute records, so charts cost no call of their own.
 //
 // Keys are versioned by name: this version's keys are new, so deploying it
 // starts every room's line afresh (the keys of the previous version,
@@ -438,4 +444,8 @@ type Minute struct {
 	// passes presented with a store call, spent invites, and arrivals
 	// while the live mode is Reject.
 	Refusals int64
+	// IssuedMoved and AdmittedMoved are when in the minute Issued and
+	// Admitted first and last changed (negative when they did not): a
+	// burst moves them once, a stream all minute long.
+	IssuedMoved, AdmittedMoved [2]time.Duration
 }

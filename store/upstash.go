@@ -466,7 +466,7 @@ func (u *Upstash) History(ctx context.Context, room string, from, to time.Time) 
 
 // parseMinute reads a history record (see line.lua).
 func parseMinute(rec string) (Minute, bool) {
-	var v [9]int64
+	var v [13]int64
 	parts := strings.Split(rec, ",")
 	if len(parts) != len(v) {
 		return Minute{}, false
@@ -479,7 +479,9 @@ func parseMinute(rec string) (Minute, bool) {
 		v[i] = n
 	}
 	return Minute{Start: time.UnixMilli(v[0] * 60000).UTC(), Epoch: v[1], Issued: v[2], Admitted: v[3],
-		Joins: v[4], Admissions: v[5], Active: v[6], Waiting: v[7], Refusals: v[8]}, true
+		Joins: v[4], Admissions: v[5], Active: v[6], Waiting: v[7], Refusals: v[8],
+		IssuedMoved:   [2]time.Duration{time.Duration(v[9]) * time.Millisecond, time.Duration(v[10]) * time.Millisecond},
+		AdmittedMoved: [2]time.Duration{time.Duration(v[11]) * time.Millisecond, time.Duration(v[12]) * time.Millisecond}}, true
 }
 
 // Audit reads up to limit entries of the room's audit log, newest first,

@@ -21,7 +21,9 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/store"
 	"github.com/edgequeue/waitingroom/tools/fastlyhost"
+	"github.com/edgequeue/waitingroom/tools/native"
 	"github.com/edgequeue/waitingroom/tools/redisproc"
 	"github.com/edgequeue/waitingroom/tools/upstashdev"
 )
@@ -59,6 +61,14 @@ type Stack struct {
 	Manifest *fastlyhost.Manifest
 	Host     *fastlyhost.Host
 	closers  []func()
+	token    string
+}
+
+// Store is a client of the stack's Upstash stand-in with the service's
+// token, for tests that act on a room's line directly, as an operator or
+// another edge would.
+func (s *Stack) Store() *store.Upstash {
+	return &store.Upstash{URL: s.UpstashURL, Token: s.token, Transport: native.Upstash{}, Timeout: 10 * time.Second}
 }
 
 // ConfigStore and SecretStore are the stores the service reads.
@@ -147,6 +157,7 @@ func (s *Stack) start(ctx context.Context, o Options) error {
 	if v, ok := m.SecretStores[SecretStore]["upstash_token"]; ok {
 		token = string(v)
 	}
+	s.token = token
 	s.Upstash = upstashdev.New(s.RedisAddr, token)
 	if s.UpstashURL, err = s.serve(o.UpstashAddr, s.Upstash); err != nil {
 		return fmt.Errorf("upstash stand-in: %w", err)

@@ -220,8 +220,10 @@ func TestHistoryCountsEachMinute(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []store.Minute{
-		{Start: t0, Epoch: l.epoch, Issued: 6, Admitted: 2, Active: 2, Waiting: 4, Joins: 6, Admissions: 2, Refusals: 1},
-		{Start: m1, Epoch: l.epoch, Issued: 6, Admitted: 4, Active: 2, Waiting: 2, Joins: 0, Admissions: 2, Refusals: 1},
+		{Start: t0, Epoch: l.epoch, Issued: 6, Admitted: 2, Active: 2, Waiting: 4, Joins: 6, Admissions: 2, Refusals: 1,
+			IssuedMoved: [2]time.Duration{0, 10 * time.Second}, AdmittedMoved: [2]time.Duration{0, time.Second}},
+		{Start: m1, Epoch: l.epoch, Issued: 6, Admitted: 4, Active: 2, Waiting: 2, Joins: 0, Admissions: 2, Refusals: 1,
+			IssuedMoved: [2]time.Duration{-time.Millisecond, -time.Millisecond}},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("history %+v, want %+v", got, want)

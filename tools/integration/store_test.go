@@ -1138,3 +1138,32 @@ func benchPolls(b *testing.B, st *store.Upstash, p store.Policy, last int64) {
 		}
 	}
 }
+
+// BenchmarkScriptTime reports the time Redis itself spends in one poll's
+// script (INFO commandstats), without the round trip's noise: what the
+// script's own work costs, such as its per-minute history record.
+func BenchmarkScriptTime(b *testing.B) {
+	st, _ := newStore(b)
+	p := policy(0, 1, 0)
+	fill(b, st, p, 1000)
+	var reset string
+	do(b, st, &reset, "CONFIG", "RESETSTAT")
+	benchPolls(b, st, p, 1000)
+	b.StopTimer()
+	var info string
+	do(b, st, &info, "INFO", "commandstats")
+	for _, l := range strings.Split(info, "\n") {
+		if !strings.HasPrefix(l, "cmdstat_evalsha:") {
+			continue
+		}
+		for _, f := range strings.Split(strings.TrimSpace(strings.TrimPrefix(l, "cmdstat_evalsha:")), ",") {
+			if v, ok := strings.CutPrefix(f, "usec_per_call="); ok {
+				us, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(us, "script-µs/op")
+			}
+		}
+	}
+}

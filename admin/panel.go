@@ -1,0 +1,394 @@
+package admin
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edgequeue/waitingroom/control"
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/store"
+	"github.com/fastly/compute-sdk-go/fsthttp"
+)
+
+// refreshSeconds is how often the panel reloads itself, unless the
+// operator turns it off (?refresh=off): a timed refresh must be
+// adjustable (WCAG 2.2.1), and it would wipe a half-typed form.
+const refreshSeconds = 30
+
+// style is the panel's only styling: readable contrast (4.5:1 and more),
+// a focus ring that shows on every control, and a grid of charts.
+const style = `body{font-family:system-ui,sans-serif;margin:1.5rem;color:#1d2330;background:#fff;line-height:1.45;max-width:80rem}
+a{color:#1747a6}h2{margin-top:2.5rem;border-top:2px solid #1d2330;padding-top:.5rem}
+table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #8a93a1;padding:.3rem .6rem;text-align:right}
+th:first-child,td:first-child{text-align:left}caption{text-align:left;font-weight:600;padding:.3rem 0}
+form{display:inline-block;margin:.3rem .6rem .3rem 0;vertical-align:bottom}fieldset{border:1px solid #8a93a1;border-radius:4px}
+label{font-weight:600;margin-right:.3rem}.field{display:inline-block;margin:.2rem .8rem .2rem 0}.field label{display:block}
+input,select,button{font:inherit;padding:.3rem .5rem;border:1px solid #5b6472;border-radius:4px;background:#fff;color:#1d2330}
+button{background:#1747a6;border-color:#1747a6;color:#fff;cursor:pointer}button.danger{background:#a4161a;border-color:#a4161a}
+:focus-visible{outline:3px solid #0b0c0c;outline-offset:3px}summary{cursor:pointer;color:#1747a6}
+dl{display:grid;grid-template-columns:max-content auto;gap:.15rem 1rem}dt{font-weight:600}dd{margin:0}
+.hint{color:#4a5361}.error{color:#a4161a;font-weight:600}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(30rem,1fr));gap:1.5rem 2rem}figure{margin:0}figcaption{font-weight:600}figure svg{max-width:44rem}
+.vh{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}`
+
+// page is a whole HTML page around body; refresh > 0 reloads it.
+func page(title string, refresh int, body string) string {
+	meta := ""
+	if refresh > 0 {
+		meta = `<meta http-equiv="refresh" content="` + strconv.Itoa(refresh) + `">`
+	}
+	return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` + meta +
+		"<title>" + html.EscapeString(title) + "</title><style>" + style + "</style></head><body>" + body + "</body></html>\n"
+}
+
+func writePage(w fsthttp.ResponseWriter, code int, s string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	io.WriteString(w, s)
+}
+
+// failed answers a request the panel could not carry out with a page
+// that says why and leads back.
+func (p *Panel) failed(w fsthttp.ResponseWriter, r *fsthttp.Request, code int, title, msg string) {
+	writePage(w, code, page(title+" · Waiting room admin", 0, "<main><h1>"+html.EscapeString(title)+`</h1><p class="error">`+
+		html.EscapeString(msg)+`</p><p><a href="`+html.EscapeString(p.link(refreshOff(r), 0))+`">Back to the panel</a></p></main>`))
+}
+
+// refreshOff reports whether the operator turned the refresh off.
+func refreshOff(r *fsthttp.Request) bool { return r.URL.Query().Get("refresh") == "off" }
+
+// link is the panel's own address with the view's query: the refresh
+// turned off or not, and an audit log page (0 or 1: the first).
+func (p *Panel) link(off bool, auditPage int) string {
+	var q []string
+	if off {
+		q = append(q, "refresh=off")
+	}
+	if auditPage > 1 {
+		q = append(q, "audit_page="+strconv.Itoa(auditPage))
+	}
+	if len(q) == 0 {
+		return p.Path
+	}
+	return p.Path + "?" + strings.Join(q, "&")
+}
+
+func roomAnchor(i int) string {
+	if i < 0 {
+		return "rooms"
+	}
+	return "room-" + strconv.Itoa(i)
+}
+
+// view is what the query asks the overview to show.
+type view struct {
+	refreshOff bool
+	auditPage  int // from 1
+}
+
+// parseView reads the overview's query, or says which parameter is
+// wrong.
+func (p *Panel) parseView(r *fsthttp.Request) (view, string) {
+	q := r.URL.Query()
+	v := view{auditPage: 1}
+	switch q.Get("refresh") {
+	case "off":
+		v.refreshOff = true
+	case "":
+	default:
+		return v, fmt.Sprintf("refresh must be off, or left out; not %q.", q.Get("refresh"))
+	}
+	if s := q.Get("audit_page"); s != "" {
+		n, err := strconv.Atoi(s)
+		if last := p.lastAuditPage(); err != nil || n < 1 || n > last {
+			return v, fmt.Sprintf("audit_page must be a whole number from 1 to %d; not %q.", last, s)
+		}
+		v.auditPage = n
+	}
+	return v, ""
+}
+
+// overview is the panel's page: the rooms at a glance, then each room's
+// numbers, live values, controls and charts, then the audit log.
+func (p *Panel) overview(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
+	v, problem := p.parseView(r)
+	if problem != "" {
+		p.Logf("admin: refused %q: %s", r.URL.RawQuery, problem)
+		p.failed(w, r, fsthttp.StatusBadRequest, "No such view", problem)
+		return
+	}
+	refresh := refreshSeconds
+	if v.refreshOff {
+		refresh = 0
+	}
+	csrf := html.EscapeString(p.csrfToken(p.Now.Unix() / 3600))
+	var b strings.Builder
+	b.WriteString(`<header><h1>Waiting room admin</h1><p>Updated at <time datetime="` + p.Now.UTC().Format(time.RFC3339) + `">` +
+		p.Now.UTC().Format("15:04:05 UTC, 2 January 2006") + "</time>. ")
+	if v.refreshOff {
+		b.WriteString(`Automatic refresh is off. <a href="` + html.EscapeString(p.link(false, v.auditPage)) + `">Refresh every ` +
+			strconv.Itoa(refreshSeconds) + ` seconds</a>`)
+	} else {
+		b.WriteString(`The page refreshes every ` + strconv.Itoa(refreshSeconds) + ` seconds. <a href="` +
+			html.EscapeString(p.link(true, v.auditPage)) + `">Turn automatic refresh off</a> (before filling in a form)`)
+	}
+	b.WriteString(`.</p>`)
+	if len(p.Rooms) == 0 {
+		b.WriteString("<p>No rooms are configured.</p>")
+	} else {
+		b.WriteString(`<nav aria-label="Rooms"><p>Rooms: `)
+		for i, room := range p.Rooms {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(`<a href="#` + roomAnchor(i) + `">` + html.EscapeString(room.Name) + `</a>`)
+		}
+		b.WriteString(`; <a href="#audit">audit log</a>.</p></nav>`)
+	}
+	b.WriteString("</header><main>")
+
+	stats := make([]control.Stats, len(p.Rooms))
+	errs := make([]error, len(p.Rooms))
+	for i, room := range p.Rooms {
+		if stats[i], errs[i] = p.Op.Stats(ctx, room.Name); errs[i] != nil {
+			p.Logf("admin: reading room %s failed: %v", room.Name, errs[i])
+		}
+	}
+	p.summary(&b, stats, errs)
+	q := ""
+	if v.refreshOff {
+		q = "?refresh=off"
+	}
+	for i, room := range p.Rooms {
+		p.roomSection(ctx, &b, i, room, stats[i], errs[i], forms{csrf: csrf, query: q})
+	}
+	p.auditSection(ctx, &b, v)
+	b.WriteString("</main>")
+	writePage(w, fsthttp.StatusOK, page("Waiting room admin", refresh, b.String()))
+}
+
+// summary is every room in one table. Its first seven columns keep the
+// order and markup of the panel's first version, which the end-to-end
+// suites read.
+func (p *Panel) summary(b *strings.Builder, stats []control.Stats, errs []error) {
+	if len(p.Rooms) == 0 {
+		return
+	}
+	b.WriteString(`<table id="rooms"><caption>All rooms now</caption><thead><tr><th scope="col">Room</th><th scope="col">Mode</th><th scope="col">Waiting</th><th scope="col">Now serving</th>` +
+		`<th scope="col">Issued</th><th scope="col">Active</th><th scope="col">Called</th><th scope="col">Capacity</th><th scope="col">Rate / min</th><th scope="col">State</th></tr></thead><tbody>`)
+	for i, room := range p.Rooms {
+		name := html.EscapeString(room.Name)
+		if errs[i] != nil {
+			b.WriteString(`<tr><td>` + name + `</td><td colspan="9">store did not answer: ` + html.EscapeString(errs[i].Error()) + `</td></tr>`)
+			continue
+		}
+		st := stats[i]
+		fmt.Fprintf(b, `<tr><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
+			name, html.EscapeString(st.Mode), st.QueueLength, st.NowServing, st.Issued, st.ActiveSessions, st.Called,
+			intLimit(st.Effective.MaxActiveUsers), floatLimit(st.Effective.NewUsersPerMinute), state(st))
+	}
+	b.WriteString("</tbody></table>")
+}
+
+// forms is what every form on the page carries: the CSRF token (escaped)
+// and the view's query, so that the answer comes back to the same view.
+type forms struct{ csrf, query string }
+
+// open starts a form posting to action for room (escaped).
+func (f forms) open(p *Panel, action, room, class string) string {
+	if class != "" {
+		class = ` class="` + class + `"`
+	}
+	return `<form method="post" action="` + html.EscapeString(p.Path+"/"+action+f.query) + `"` + class + `><input type="hidden" name="csrf" value="` +
+		f.csrf + `"><input type="hidden" name="room" value="` + room + `">`
+}
+
+// roomSection is one room: its numbers, live values and their form, its
+// controls, and its charts.
+func (p *Panel) roomSection(ctx context.Context, b *strings.Builder, i int, base *queue.Room, st control.Stats, statsErr error, f forms) {
+	id := roomAnchor(i)
+	name := html.EscapeString(base.Name)
+	b.WriteString(`<section id="` + id + `" aria-labelledby="` + id + `-h"><h2 id="` + id + `-h">Room ` + name + `</h2>`)
+	if statsErr != nil {
+		b.WriteString(`<p class="error">The store did not answer: ` + html.EscapeString(statsErr.Error()) + `. The controls below may fail too.</p>`)
+	} else {
+		if note := eventNote(base, st.Event, p.Now); note != "" {
+			b.WriteString("<p>" + html.EscapeString(note) + "</p>")
+		}
+		stateNumbers(b, st)
+		limitsTable(b, st)
+	}
+	fmt.Fprintf(b, `<h3>Controls</h3>%s<label for="%s-n">Visitors to admit now</label> <input id="%[2]s-n" name="n" type="number" min="1" max="%d" value="10" required> <button>Admit<span class="vh"> in room %s</span></button></form>`,
+		f.open(p, "admit", name, ""), id, store.MaxCallsPerOp, name)
+	for _, c := range []struct{ action, label string }{{"pause", "Pause"}, {"queue_all", "Queue all"}, {"resume", "Resume"}} {
+		b.WriteString(f.open(p, c.action, name, "") + `<button>` + c.label + `<span class="vh"> room ` + name + `</span></button></form>`)
+	}
+	b.WriteString(`<p class="hint">Pause: nobody new is called (admit still works). Queue all: nobody enters, called visitors are held without losing their turn. Resume undoes both.</p>`)
+
+	b.WriteString(f.open(p, "limits", name, "") + `<fieldset><legend>Set live values (a blank field is left as it is)</legend>`)
+	for _, in := range []struct{ field, label, attrs string }{
+		{"max_active_users", "Capacity (0: no cap)", `min="0" step="1"`},
+		{"new_users_per_minute", "Rate per minute (0: no rate)", `min="0" step="any"`},
+		{"burst", "Burst", `min="0" step="1"`},
+	} {
+		fmt.Fprintf(b, `<span class="field"><label for="%s-%s">%s</label><input id="%[1]s-%[2]s" name="%[2]s" type="number" %[4]s></span>`,
+			id, in.field, in.label, in.attrs)
+	}
+	fmt.Fprintf(b, `<span class="field"><label for="%s-mode">Mode</label><select id="%[1]s-mode" name="mode"><option value="">as it is</option>`, id)
+	for _, m := range []queue.Mode{queue.Fifo, queue.Random, queue.Passthrough, queue.Reject} {
+		b.WriteString(`<option>` + html.EscapeString(string(m)) + `</option>`)
+	}
+	b.WriteString(`</select></span> <button>Set live values<span class="vh"> of room ` + name + `</span></button></fieldset></form>`)
+	b.WriteString(f.open(p, "clear", name, "") + `<button>Clear all overrides<span class="vh"> of room ` + name + `</span></button></form>`)
+
+	fmt.Fprintf(b, `<h3>Reset</h3><p class="hint" id="%s-reset-hint">A reset starts the line afresh: everyone waiting or inside goes back to a new, empty line. Type the room's name, <strong>%s</strong>, to confirm.</p>`, id, name)
+	fmt.Fprintf(b, `%s<label for="%s-confirm">Room name, to confirm the reset</label> <input id="%[2]s-confirm" name="confirm" autocomplete="off" spellcheck="false" required aria-describedby="%[2]s-reset-hint"> <button class="danger">Reset room %s</button></form>`,
+		f.open(p, "reset", name, ""), id, name)
+
+	p.historySection(ctx, b, id, base.Name)
+	b.WriteString("</section>")
+}
+
+// historySection is the room's charts: the last hour, the last day.
+func (p *Panel) historySection(ctx context.Context, b *strings.Builder, id, room string) {
+	points, err := p.Op.History(ctx, room, daySpan)
+	if err != nil {
+		p.Logf("admin: reading the history of room %s failed: %v", room, err)
+		b.WriteString(`<h3>History</h3><p class="error">The history could not be read: ` + html.EscapeString(err.Error()) + `</p>`)
+		return
+	}
+	hour, day := historyCharts(id, points)
+	for _, part := range []struct {
+		title  string
+		charts []Chart
+	}{{"The last hour", hour}, {"The last 24 hours", day}} {
+		b.WriteString("<h3>" + part.title + `</h3><div class="charts">`)
+		for _, c := range part.charts {
+			b.WriteString(c.HTML())
+		}
+		b.WriteString("</div>")
+	}
+}
+
+// stateNumbers is the room's numbers now, as control.Stats reads them.
+func stateNumbers(b *strings.Builder, st control.Stats) {
+	active := strconv.FormatInt(st.ActiveSessions, 10)
+	if st.MaxSessions > 0 {
+		active += " of " + strconv.Itoa(st.MaxSessions)
+	} else {
+		active += " (no cap)"
+	}
+	waits := "nobody was called in the last 5 minutes"
+	if st.AvgWaitSeconds != nil {
+		waits = "average " + duration(st.AvgWaitSeconds) + ", median " + duration(st.P50WaitSeconds) + ", p90 " + duration(st.P90WaitSeconds)
+	}
+	eta := "unknown: nobody was admitted lately"
+	if st.ETALastInLineSeconds != nil {
+		eta = duration(st.ETALastInLineSeconds)
+	}
+	b.WriteString("<h3>Now</h3><dl>")
+	for _, kv := range [][2]string{
+		{"State", state(st)},
+		{"Mode", st.Mode},
+		{"Active sessions", active},
+		{"Waiting", strconv.FormatInt(st.QueueLength, 10)},
+		{"Called, not yet arrived", strconv.FormatInt(st.Called, 10)},
+		{"Now serving", strconv.FormatInt(st.NowServing, 10) + " of " + strconv.FormatInt(st.Issued, 10) + " tickets issued"},
+		{"Admitted in the last minute", strconv.FormatInt(st.AdmittedLastMinute, 10)},
+		{"Wait of those called in the last 5 minutes", waits},
+		{"Wait of the last in line (estimate)", eta},
+		{"Line epoch", strconv.FormatInt(st.Epoch, 10)},
+		{"Store latency of this reading", strconv.FormatFloat(math.Round(st.StoreLatencyMS*10)/10, 'f', -1, 64) + " ms"},
+	} {
+		b.WriteString("<dt>" + kv[0] + "</dt><dd>" + html.EscapeString(kv[1]) + "</dd>")
+	}
+	b.WriteString("</dl>")
+}
+
+// limitsTable shows each live value beside its configured one.
+func limitsTable(b *strings.Builder, st control.Stats) {
+	b.WriteString(`<table><caption>Limits: configured and live</caption><thead><tr><th scope="col">Setting</th><th scope="col">Configured</th>` +
+		`<th scope="col">Live override</th><th scope="col">In force</th></tr></thead><tbody>`)
+	row := func(setting string, cfg, live, eff string) {
+		b.WriteString(`<tr><th scope="row">` + setting + "</th><td>" + html.EscapeString(cfg) + "</td><td>" + html.EscapeString(live) +
+			"</td><td>" + html.EscapeString(eff) + "</td></tr>")
+	}
+	over := func(s string, set bool) string {
+		if !set {
+			return "not set"
+		}
+		return s
+	}
+	c, o, e := st.Configured, st.Overrides, st.Effective
+	row("Capacity (max_active_users)", intLimit(c.MaxActiveUsers), over(intLimit(o.MaxActiveUsers), o.MaxActiveUsers != nil), intLimit(e.MaxActiveUsers))
+	row("Rate (new_users_per_minute)", floatLimit(c.NewUsersPerMinute), over(floatLimit(o.NewUsersPerMinute), o.NewUsersPerMinute != nil), floatLimit(e.NewUsersPerMinute))
+	row("Burst", intValue(c.Burst), over(intValue(o.Burst), o.Burst != nil), intValue(e.Burst))
+	row("Mode", stringValue(c.Mode), over(stringValue(o.Mode), o.Mode != nil), stringValue(e.Mode))
+	b.WriteString("</tbody></table>")
+}
+
+func state(st control.Stats) string {
+	switch {
+	case st.QueueAll:
+		return "queueing all"
+	case st.Paused:
+		return "paused"
+	}
+	return "admitting"
+}
+
+// intLimit and floatLimit show a capacity or a rate, where 0 is none.
+func intLimit(v *int) string {
+	if v == nil {
+		return "?"
+	}
+	if *v == 0 {
+		return "none"
+	}
+	return strconv.Itoa(*v)
+}
+
+func floatLimit(v *float64) string {
+	if v == nil {
+		return "?"
+	}
+	if *v == 0 {
+		return "none"
+	}
+	return strconv.FormatFloat(*v, 'f', -1, 64)
+}
+
+func intValue(v *int) string {
+	if v == nil {
+		return "?"
+	}
+	return strconv.Itoa(*v)
+}
+
+func stringValue(v *string) string {
+	if v == nil {
+		return "?"
+	}
+	return *v
+}
+
+// duration is a number of seconds as a person reads it.
+func duration(s *float64) string {
+	if s == nil {
+		return "none"
+	}
+	d := time.Duration(math.Round(*s)) * time.Second
+	switch {
+	case *s < 60:
+		return strconv.FormatFloat(math.Round(*s*10)/10, 'f', -1, 64) + " s"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %d s", d/time.Minute, d%time.Minute/time.Second)
+	}
+	return fmt.Sprintf("%d h %d min", d/time.Hour, d%time.Hour/time.Minute)
+}
