@@ -356,17 +356,16 @@ func TestAPIThroughTheWasm(t *testing.T) {
 	// The history: the last five minutes, oldest first, counting what
 	// happened.
 	var h struct {
-		Minutes []struct {
-			Joins, Admissions int64
-			Missing           bool
-		}
+		Minutes []struct{ Joins, Admissions int64 }
 	}
 	call(t, s, api, "GET", "/rooms/held/history?minutes=5", "", &h)
+	// (The current minute may have had no store call yet: the minutes are
+	// summed, not read one by one.)
 	var joins, admissions int64
 	for _, m := range h.Minutes {
 		joins, admissions = joins+m.Joins, admissions+m.Admissions
 	}
-	if len(h.Minutes) != 5 || h.Minutes[4].Missing || joins < 4 || admissions < 3 {
+	if len(h.Minutes) != 5 || joins < 5 || admissions < 3 {
 		t.Errorf("history: %d minutes, %d joins, %d admissions: %+v", len(h.Minutes), joins, admissions, h.Minutes)
 	}
 
