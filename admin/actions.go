@@ -21,15 +21,27 @@ const maxForm = 8 << 10
 // fields and asks the operator to act, and says what it did, for the log.
 type action func(ctx context.Context, p *Panel, room string, form url.Values) (done string, err error)
 
-// actions are the panel's forms by name.
-var actions = map[string]action{
-	"admit":     admit,
-	"pause":     switchTo(store.Pause),
-	"queue_all": switchTo(store.QueueAll),
-	"resume":    switchTo(store.Resume),
-	"limits":    setLimits,
-	"clear":     clearOverrides,
-	"reset":     reset,
+// actionNamed is the panel's form of that name, or nil. (A function, not
+// a package-level map: TinyGo computes initializers at compile time, and
+// the edge module keeps none; see tools/edgerules.)
+func actionNamed(name string) action {
+	switch name {
+	case "admit":
+		return admit
+	case "pause":
+		return switchTo(store.Pause)
+	case "queue_all":
+		return switchTo(store.QueueAll)
+	case "resume":
+		return switchTo(store.Resume)
+	case "limits":
+		return setLimits
+	case "clear":
+		return clearOverrides
+	case "reset":
+		return reset
+	}
+	return nil
 }
 
 func admit(ctx context.Context, p *Panel, room string, form url.Values) (string, error) {
@@ -122,7 +134,7 @@ func (p *Panel) act(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Re
 		return
 	}
 	room := form.Get("room")
-	done, err := actions[name](ctx, p, room, form)
+	done, err := actionNamed(name)(ctx, p, room, form)
 	if err != nil {
 		p.Logf("admin: %s in room %q by %s %s refused: %v", name, room, p.Actor.Via, p.Actor.Client, err)
 		code, msg := refusal(err, room)

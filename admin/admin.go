@@ -126,7 +126,7 @@ func (p *Panel) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fsth
 	switch {
 	case action == "" && (r.Method == fsthttp.MethodGet || r.Method == fsthttp.MethodHead):
 		p.overview(ctx, w, r)
-	case actions[action] != nil:
+	case actionNamed(action) != nil:
 		if r.Method != fsthttp.MethodPost {
 			w.Header().Set("Allow", "POST")
 			p.Logf("admin: refused %s %q: not a POST", r.Method, r.URL.Path)

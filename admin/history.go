@@ -54,27 +54,33 @@ func seconds(f func(control.Point) *float64) func(control.Point) float64 {
 	}
 }
 
-// The panel's four charts of a room's history.
-var historyLayout = []struct {
+// chartLayout is one of the panel's charts of a room's history.
+type chartLayout struct {
 	key, title        string
 	unitHour, unitDay string
 	metrics           []metric
-}{
-	{"flow", "Joins and admissions", "per minute", "per 10 minutes", []metric{
-		{"joins", count(func(p control.Point) int64 { return p.Joins }), true},
-		{"admissions", count(func(p control.Point) int64 { return p.Admissions }), true},
-	}},
-	{"load", "Active sessions and waiting visitors", "at the minute's last store call", "highest minute in each 10", []metric{
-		{"active", count(func(p control.Point) int64 { return p.Active }), false},
-		{"waiting", count(func(p control.Point) int64 { return p.Waiting }), false},
-	}},
-	{"wait", "Wait of those admitted", "seconds, p50 and p90 of the minute", "seconds, highest minute in each 10", []metric{
-		{"p50 wait", seconds(func(p control.Point) *float64 { return p.P50WaitSeconds }), false},
-		{"p90 wait", seconds(func(p control.Point) *float64 { return p.P90WaitSeconds }), false},
-	}},
-	{"refused", "Refusals (bad passes, spent invites, joins while closed)", "per minute", "per 10 minutes", []metric{
-		{"refusals", count(func(p control.Point) int64 { return p.Refusals }), true},
-	}},
+}
+
+// historyLayout is the panel's four charts of a room's history (built
+// when asked for: the edge module computes nothing at init).
+func historyLayout() []chartLayout {
+	return []chartLayout{
+		{"flow", "Joins and admissions", "per minute", "per 10 minutes", []metric{
+			{"joins", count(func(p control.Point) int64 { return p.Joins }), true},
+			{"admissions", count(func(p control.Point) int64 { return p.Admissions }), true},
+		}},
+		{"load", "Active sessions and waiting visitors", "at the minute's last store call", "highest minute in each 10", []metric{
+			{"active", count(func(p control.Point) int64 { return p.Active }), false},
+			{"waiting", count(func(p control.Point) int64 { return p.Waiting }), false},
+		}},
+		{"wait", "Wait of those admitted", "seconds, p50 and p90 of the minute", "seconds, highest minute in each 10", []metric{
+			{"p50 wait", seconds(func(p control.Point) *float64 { return p.P50WaitSeconds }), false},
+			{"p90 wait", seconds(func(p control.Point) *float64 { return p.P90WaitSeconds }), false},
+		}},
+		{"refused", "Refusals (bad passes, spent invites, joins while closed)", "per minute", "per 10 minutes", []metric{
+			{"refusals", count(func(p control.Point) int64 { return p.Refusals }), true},
+		}},
+	}
 }
 
 // charts draws points in slots of step minutes, the last slot ending
@@ -86,8 +92,9 @@ func charts(id string, points []control.Point, step int) []Chart {
 	if len(points) > 0 {
 		start = points[len(points)-1].Start.Add(-time.Duration(slots*step-1) * time.Minute)
 	}
-	out := make([]Chart, 0, len(historyLayout))
-	for _, l := range historyLayout {
+	layout := historyLayout()
+	out := make([]Chart, 0, len(layout))
+	for _, l := range layout {
 		c := Chart{ID: id + "-" + l.key, Title: l.title, Unit: l.unitHour, Start: start, Step: time.Duration(step) * time.Minute,
 			Counts: l.metrics[0].sum}
 		if step > 1 {

@@ -54,6 +54,16 @@ type Stats struct {
 	Event store.EventState `json:"-"`
 }
 
+// OverridesOf is the live values o sets, as Limits (those not set nil).
+func OverridesOf(o store.Overrides) Limits {
+	l := Limits{MaxActiveUsers: o.Capacity, NewUsersPerMinute: o.PerMinute, Burst: o.Burst}
+	if o.Mode != "" {
+		mode := string(o.Mode)
+		l.Mode = &mode
+	}
+	return l
+}
+
 // statsHistory is how much history Stats reads for its waits: a wait that
 // began before it is not counted.
 const statsHistory = 3 * time.Hour
@@ -102,13 +112,9 @@ func (o *Operator) Stats(ctx context.Context, room string) (Stats, error) {
 		Called:      l.Called, Issued: l.Issued, NowServing: l.Admitted,
 		Paused: l.Paused, QueueAll: l.QueueAll, Mode: string(eff.mode),
 		Configured: effective(cur, store.Overrides{}).json(), Effective: eff.json(),
-		Overrides: Limits{MaxActiveUsers: l.Overrides.Capacity, NewUsersPerMinute: l.Overrides.PerMinute, Burst: l.Overrides.Burst},
+		Overrides: OverridesOf(l.Overrides),
 		Epoch:     l.Epoch, StoreLatencyMS: round(float64(rd.latency.Microseconds()) / 1000), UpdatedAt: o.Now.UTC(),
 		Event: l.Event,
-	}
-	if l.Overrides.Mode != "" {
-		mode := string(l.Overrides.Mode)
-		st.Overrides.Mode = &mode
 	}
 	fl := newFlow(minutes, l.Epoch)
 	st.AdmittedLastMinute = fl.calledSince(o.Now.Add(-time.Minute), o.Now)

@@ -153,14 +153,27 @@ func (l *requestLog) write(s *Service, line []byte) {
 	}
 }
 
-// routed notes where the rules sent the request: the destination's first
-// word ("line", "bypass", "origin", "admin", ...), its room, and the bypass
-// rule that let it through.
+// decisionNames are the destinations as a line's decision names them:
+// one word each, for dashboards to group by.
+var decisionNames = [...]string{ToAdmin: "admin", ToAPI: "api", ToLeave: "departure", ToInvite: "invite",
+	ToLine: "line", ToBypass: "bypass", ToOrigin: "origin", ToUnavailable: "unavailable"}
+
+// decisionName is dest's name in a line; a destination without one is
+// named as it explains itself.
+func decisionName(dest Destination) string {
+	if dest >= 0 && int(dest) < len(decisionNames) && decisionNames[dest] != "" {
+		return decisionNames[dest]
+	}
+	return dest.String()
+}
+
+// routed notes where the rules sent the request (decisionName), its room,
+// and the bypass rule that let it through.
 func (l *requestLog) routed(dest Destination, j queue.Judgement) {
 	if l == nil {
 		return
 	}
-	l.line.Decision, _, _ = strings.Cut(dest.String(), " ")
+	l.line.Decision = decisionName(dest)
 	if j.Room != nil {
 		l.line.Room = j.Room.Name
 	}

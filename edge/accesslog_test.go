@@ -118,6 +118,8 @@ func TestLogLines(t *testing.T) {
 			"decision": "line/busy", "status": 503.0}, nil},
 		{"admin panel", 0, "shop.example.com", DefaultAdminPath, 1, map[string]any{
 			"decision": "admin", "status": 401.0}, []string{"room"}},
+		{"admin API", 0, "shop.example.com", DefaultAPIPath + "/rooms", 1, map[string]any{
+			"decision": "api"}, []string{"room"}},
 		{"unreadable target", 0, "shop.example.com", "/a%00b", 1, map[string]any{
 			"decision": "invalid", "status": 400.0}, nil},
 	}
@@ -149,6 +151,24 @@ func TestLogLines(t *testing.T) {
 				t.Errorf("why %v, the origin was told %q", m["why"], c.seen[0].header.Get(BypassHeader))
 			}
 		})
+	}
+}
+
+// TestDecisionNames: every destination has its own one-word name.
+func TestDecisionNames(t *testing.T) {
+	seen := map[string]Destination{}
+	for d := Destination(0); d.String() != "unknown"; d++ {
+		name := decisionName(d)
+		if name == "" || strings.ContainsAny(name, " /") {
+			t.Errorf("%v: name %q", d, name)
+		}
+		if other, ok := seen[name]; ok {
+			t.Errorf("%v and %v are both %q", d, other, name)
+		}
+		seen[name] = d
+	}
+	if len(seen) < 8 {
+		t.Errorf("only %d destinations named", len(seen))
 	}
 }
 

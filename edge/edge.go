@@ -90,6 +90,8 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 	switch dest {
 	case ToAdmin:
 		s.admin(ctx, w, r, settings)
+	case ToAPI:
+		s.adminAPI(ctx, w, r, settings)
 	case ToLeave:
 		s.leave(ctx, w, r, settings)
 	case ToInvite:

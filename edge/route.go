@@ -27,6 +27,8 @@ type Destination int
 const (
 	// ToAdmin is the admin panel (admin_path and below).
 	ToAdmin Destination = iota
+	// ToAPI is the admin API (api_path and below).
+	ToAPI
 	// ToLeave is the departure beacon (LeavePath).
 	ToLeave
 	// ToInvite is an invite link into a room's priority lane (InvitePath).
@@ -43,7 +45,7 @@ const (
 	ToUnavailable
 )
 
-var destinationNames = [...]string{"admin panel", "departure beacon", "invite link", "line", "bypass", "origin", "unavailable"}
+var destinationNames = [...]string{"admin panel", "admin API", "departure beacon", "invite link", "line", "bypass", "origin", "unavailable"}
 
 // String names the destination, for explanations and logs.
 func (d Destination) String() string {
@@ -53,8 +55,8 @@ func (d Destination) String() string {
 	return destinationNames[d]
 }
 
-// Route decides where req goes under settings. The admin panel, the
-// departure beacon and invite links are matched on the literal path
+// Route decides where req goes under settings. The admin panel, the admin
+// API, the departure beacon and invite links are matched on the literal path
 // (req.Paths[0]); then
 // queue.Judge places it among the rooms. The judgement says which room and
 // bypass rule; err is the platform's failures Judge worked around, for
@@ -67,6 +69,8 @@ func (s Settings) Route(req *match.Request) (Destination, queue.Judgement, error
 	switch {
 	case path == s.AdminPath || strings.HasPrefix(path, s.AdminPath+"/"):
 		return ToAdmin, queue.Judgement{}, nil
+	case s.APIPath != "" && (path == s.APIPath || strings.HasPrefix(path, s.APIPath+"/")):
+		return ToAPI, queue.Judgement{}, nil
 	case path == LeavePath:
 		return ToLeave, queue.Judgement{}, nil
 	case path == InvitePath:

@@ -40,6 +40,9 @@ func TestRoute(t *testing.T) {
 		platform string // the platform call made, if any
 	}{
 		{"admin panel", "shop.test", "/_wr/admin/x", "GET", nil, ToAdmin, "", "", ""},
+		{"admin API", "shop.test", "/_wr/api/rooms", "GET", nil, ToAPI, "", "", ""},
+		{"admin API's root", "shop.test", "/_wr/api", "GET", nil, ToAPI, "", "", ""},
+		{"beside the admin API", "shop.test", "/_wr/apis", "GET", nil, ToLine, "shop", "", ""},
 		{"departure beacon", "shop.test", "/_wr/leave", "POST", nil, ToLeave, "", "", ""},
 		{"invite link", "shop.test", "/_wr/invite", "GET", nil, ToInvite, "", "", ""},
 		{"site-wide room", "shop.test", "/cart", "GET", nil, ToLine, "shop", "", ""},

@@ -43,6 +43,7 @@ const (
 	KeyRooms          = "rooms"
 	KeyRoomPrefix     = "room."
 	KeyAdminPath      = "admin_path"
+	KeyAPIPath        = "api_path"
 	KeyUpstashURL     = "upstash_url" // optional where Upstash is a Fastly backend
 	KeyStoreTimeoutMS = "store_timeout_ms"
 	KeyHSTSMaxAge     = "hsts_max_age"
@@ -51,8 +52,10 @@ const (
 	SecretUpstashToken  = "upstash_token"
 	SecretSigningKeys   = "signing_keys"
 	SecretAdminPassword = "admin_password"
+	SecretAPIToken      = "api_token"
 
 	DefaultAdminPath    = "/_wr/admin"
+	DefaultAPIPath      = "/_wr/api"
 	DefaultStoreTimeout = 1500 * time.Millisecond
 	// MaxHSTSMaxAge is two years, the longest a browser's HSTS preload
 	// list asks for.
@@ -63,6 +66,9 @@ const (
 // (each request runs in a fresh instance).
 type Settings struct {
 	AdminPath string
+	// APIPath is where the admin API lives, or "" when it is off because
+	// api_path and admin_path overlap (one would hide the other).
+	APIPath string
 	// UpstashURL is the config store's upstash_url, or "" when it has none
 	// (then the upstash backend alone says where the database is).
 	UpstashURL string
@@ -100,21 +106,19 @@ type Settings struct {
 // LoadSettings reads and validates the config store. Bad global values fall
 // back to their defaults; every problem is returned for the log.
 func LoadSettings(c Config) Settings {
-	s := Settings{AdminPath: DefaultAdminPath, StoreTimeout: DefaultStoreTimeout}
+	s := Settings{AdminPath: DefaultAdminPath, APIPath: DefaultAPIPath, StoreTimeout: DefaultStoreTimeout}
 	v, err := c.Get(KeyAdminPath)
 	if errors.Is(err, ErrStoreNotLinked) {
 		// Every other read would fail the same way: say it once.
 		s.Unlinked, s.RoomsBroken = storeNotLinked(ConfigStore, "fastly config-store list"), true
 		return s
 	}
-	if err == nil {
-		if problem := checkAdminPath(v); problem == "" {
-			s.AdminPath = strings.TrimSuffix(v, "/")
-		} else {
-			s.Problems = append(s.Problems, fmt.Errorf("%s: %q %s; using %s", KeyAdminPath, v, problem, DefaultAdminPath))
-		}
-	} else if !errors.Is(err, ErrNotFound) {
-		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyAdminPath, err))
+	s.AdminPath = s.edgePath(KeyAdminPath, DefaultAdminPath, v, err)
+	v, err = c.Get(KeyAPIPath)
+	s.APIPath = s.edgePath(KeyAPIPath, DefaultAPIPath, v, err)
+	if a, b := s.APIPath, s.AdminPath; a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/") {
+		s.Problems = append(s.Problems, fmt.Errorf("%s: %q overlaps %s %q, so one would hide the other; the API is off until one of them moves", KeyAPIPath, a, KeyAdminPath, b))
+		s.APIPath = ""
 	}
 	// upstash_url is optional; a bad one is a setup error, reported where
 	// the store is needed rather than on every request.
@@ -185,17 +189,35 @@ func LoadSettings(c Config) Settings {
 	return s
 }
 
-// checkAdminPath says why v cannot be the admin panel's path, or "". The
-// panel answers every path below it, so it must be a real path below "/"
-// ("/" or "//" would make the whole site the panel), in the normal form
-// requests are matched in (no dot segments, no repeated slashes), of
-// A-Z, a-z, 0-9, "-", ".", "_", "~" and "/" only (nothing to escape, no
-// query), and must not hold the departure beacon's path nor the invite
-// links'.
-func checkAdminPath(v string) string {
+// edgePath is the value v (read with err) of key, a path the edge serves
+// itself (admin_path, api_path), when checkEdgePath accepts it, else def
+// with a problem naming the value and the rule.
+func (s *Settings) edgePath(key, def, v string, err error) string {
+	switch {
+	case err == nil:
+		problem := checkEdgePath(v, def)
+		if problem == "" {
+			return strings.TrimSuffix(v, "/")
+		}
+		s.Problems = append(s.Problems, fmt.Errorf("%s: %q %s; using %s", key, v, problem, def))
+	case !errors.Is(err, ErrNotFound):
+		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", key, err))
+	}
+	return def
+}
+
+// checkEdgePath says why v cannot be the path of one of the edge's own
+// surfaces (the admin panel, the API; example is its default), or "".
+// The surface answers every path below it, so it must be a real path
+// below "/" ("/" or "//" would make the whole site the panel), in the
+// normal form requests are matched in (no dot segments, no repeated
+// slashes), of A-Z, a-z, 0-9, "-", ".", "_", "~" and "/" only (nothing to
+// escape, no query), and must not hold the departure beacon's path nor
+// the invite links'.
+func checkEdgePath(v, example string) string {
 	p := strings.TrimSuffix(v, "/")
 	if !strings.HasPrefix(p, "/") || len(p) < 2 {
-		return "must be a path below /, like /_wr/admin"
+		return "must be a path below /, like " + example
 	}
 	for i := 0; i < len(p); i++ {
 		c := p[i]

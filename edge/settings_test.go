@@ -135,6 +135,42 @@ func TestAdminPathRules(t *testing.T) {
 	}
 }
 
+// TestAPIPathRules: api_path follows admin_path's rules (a bad one falls
+// back to the default with a problem), and must not overlap the panel's
+// path: then the API is off, and a problem says why.
+func TestAPIPathRules(t *testing.T) {
+	for _, tc := range []struct {
+		admin, api string
+		want       string
+		problem    string
+	}{
+		{"", "", DefaultAPIPath, ""},
+		{"", "/ops/api/", "/ops/api", ""},
+		{"/ops", "/ops-api", "/ops-api", ""},
+		{"", "/_wr/api/../x", DefaultAPIPath, "api_path: "},
+		{"", "/", DefaultAPIPath, "api_path: "},
+		{"", "/_wr/leave", DefaultAPIPath, "api_path: "},
+		{"", "/a%70i", DefaultAPIPath, "api_path: "},
+		{"", "/_wr/admin", "", "overlaps admin_path"},
+		{"", "/_wr/admin/api", "", "overlaps admin_path"},
+		{"/_wr/api/admin", "", "", "overlaps admin_path"},
+		{"/ops", "/ops", "", "overlaps admin_path"},
+	} {
+		config := mapConfig{}
+		if tc.admin != "" {
+			config[KeyAdminPath] = tc.admin
+		}
+		if tc.api != "" {
+			config[KeyAPIPath] = tc.api
+		}
+		s := LoadSettings(config)
+		if s.APIPath != tc.want || (tc.problem == "") != (len(s.Problems) == 0) ||
+			(tc.problem != "" && (len(s.Problems) != 1 || !strings.Contains(s.Problems[0].Error(), tc.problem))) {
+			t.Errorf("admin %q, api %q: API at %q, problems %q; want %q and a problem %q", tc.admin, tc.api, s.APIPath, s.Problems, tc.want, tc.problem)
+		}
+	}
+}
+
 func TestHSTSMaxAge(t *testing.T) {
 	for v, want := range map[string]int{"0": 0, "300": 300, "63072000": 63072000, "-1": -1, "63072001": -1, "1y": -1, "": -1} {
 		s := LoadSettings(mapConfig{KeyHSTSMaxAge: v})
@@ -208,7 +244,7 @@ func TestLoadSettingsReadErrors(t *testing.T) {
 	for _, p := range s.Problems {
 		problems = append(problems, p.Error())
 	}
-	for _, key := range []string{KeyAdminPath, KeyUpstashURL, KeyStoreTimeoutMS, KeyHSTSMaxAge, KeyBypass, KeyRooms} {
+	for _, key := range []string{KeyAdminPath, KeyAPIPath, KeyUpstashURL, KeyStoreTimeoutMS, KeyHSTSMaxAge, KeyBypass, KeyRooms} {
 		want := key + ": config store: too many requests"
 		found := false
 		for _, p := range problems {

@@ -109,11 +109,13 @@ func IsPlaceholderHost(host string) bool {
 
 // The development-only secrets fastly.toml's [local_server] gives the local
 // host. Anyone can read them in the repository: a deployed service holding
-// one would let anyone forge passes or open the admin panel.
+// one would let anyone forge passes, open the admin panel or steer the
+// line through the API.
 const (
 	devUpstashToken  = "dev-upstash-token"
 	devSigningKey    = "ZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXp7fH1+f4CBgoM="
 	devAdminPassword = "dev-admin-password"
+	devAPIToken      = "dev-api-token-for-local-use-only-0123456789"
 )
 
 // IsDevSecret reports whether value is the development-only value of the
@@ -126,6 +128,8 @@ func IsDevSecret(name string, value []byte) bool {
 		return v == devUpstashToken
 	case SecretAdminPassword:
 		return v == devAdminPassword
+	case SecretAPIToken:
+		return v == devAPIToken
 	case SecretSigningKeys:
 		return strings.Contains(v, devSigningKey)
 	}

@@ -252,6 +252,9 @@ func TestIsDevSecret(t *testing.T) {
 		{SecretAdminPassword, "dev-admin-password-2", false},
 		{SecretSigningKeys, "new:" + testKeys[3:] + ",old:" + devSigningKey, true},
 		{SecretSigningKeys, testKeys, false},
+		{SecretAPIToken, " " + devAPIToken + "\n", true},
+		{SecretAPIToken, devAPIToken + "x", false},
+		{SecretAPIToken, devAdminPassword, false},
 		{"other", devAdminPassword, false},
 	}
 	for _, c := range cases {

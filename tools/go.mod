@@ -9,6 +9,7 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/edgequeue/waitingroom v0.0.0
 	github.com/fastly/compute-sdk-go v1.9.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/tetratelabs/wazero v1.12.0
 )
 
@@ -17,6 +18,7 @@ require (
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	golang.org/x/sys v0.44.0 // indirect
+	golang.org/x/text v0.14.0 // indirect
 )
 
 replace github.com/edgequeue/waitingroom => ../

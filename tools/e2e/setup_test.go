@@ -207,7 +207,7 @@ func TestDevSecretsAreRefusedWhenDeployed(t *testing.T) {
 		t.Fatal(err)
 	}
 	secrets := m.SecretStores[devstack.SecretStore]
-	if len(secrets) != 3 {
+	if len(secrets) != 4 {
 		t.Fatalf("[local_server] secrets %v", sortedKeys(secrets))
 	}
 	for name, value := range secrets {

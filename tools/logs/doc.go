@@ -10,10 +10,10 @@
 //     REST stand-in counted, the status answered, the POP and the country;
 //     the client only as the keyed hash, and no cookie, pass,
 //     Authorization value or query string however the request is crafted.
-//   - TestActionLines: an action taken in the admin panel writes an action
-//     line (who by hash, what, the room's state after) before the
-//     request's own; a refused one (a forged CSRF token) writes none; no
-//     line holds the password or the CSRF token.
+//   - TestActionLines: an action taken in the admin panel or the admin API
+//     writes an action line (who by hash, what, the room's state after)
+//     before the request's own; a refused one (a forged CSRF token) writes
+//     none; no line holds the password, the CSRF token or the API token.
 //   - TestClientAddressOptIn: with log_client_ip the address is logged as
 //     it is, and its hash is not.
 //   - TestReservedEndpoint: a log_endpoint Fastly reserves (stdout) writes

@@ -251,9 +251,9 @@ func TestRequestLines(t *testing.T) {
 // csrfField is the admin panel's CSRF token in its forms.
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
-// TestActionLines: an operator's action in the admin panel writes an
-// action line (then the request's own), a refused one none, and neither
-// holds the password or the CSRF token.
+// TestActionLines: an operator's action in the admin panel or the admin
+// API writes an action line (then the request's own), a refused one none,
+// and no line holds the password, the CSRF token or the API's token.
 func TestActionLines(t *testing.T) {
 	e := start(t, nil)
 	keys, err := e.stack.SigningKeys()
@@ -291,9 +291,20 @@ func TestActionLines(t *testing.T) {
 	}
 	check(t, "admit", lines[1], map[string]any{"type": "request", "method": "POST", "decision": "admin", "status": 303.0,
 		"store_calls": 1.0})
+	// The same through the admin API, with its bearer token.
+	token := string(e.stack.Manifest.SecretStores[devstack.SecretStore]["api_token"])
+	resp, body := e.do(http.MethodPost, "", edge.DefaultAPIPath+"/rooms/shop/admit", strings.NewReader(`{"n":1}`),
+		"Content-Type", "application/json", "Authorization", "Bearer "+token)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("API admit: %d %s", resp.StatusCode, body)
+	}
+	lines = e.next(2)
+	check(t, "API action", lines[0], map[string]any{"type": "action", "room": "shop", "via": "api", "action": "admit",
+		"n": 1.0, "client": accesslog.ClientHash(keys.Key(), "127.0.0.1")})
+	check(t, "API admit", lines[1], map[string]any{"type": "request", "method": "POST", "decision": "api", "status": 200.0})
 	for _, l := range e.entries() {
 		raw, _ := json.Marshal(l)
-		for _, leak := range []string{password, basic, m[1]} {
+		for _, leak := range []string{password, basic, m[1], token} {
 			if strings.Contains(string(raw), leak) {
 				t.Errorf("a line holds %q: %s", leak, raw)
 			}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/edgequeue/waitingroom/edge"
 	"github.com/edgequeue/waitingroom/tools/devstack"
 )
 
@@ -44,12 +45,18 @@ func main() {
 	if adminPath == "" {
 		adminPath = "/_wr/admin"
 	}
+	apiPath := st.Manifest.ConfigStores[devstack.ConfigStore][edge.KeyAPIPath]
+	if apiPath == "" {
+		apiPath = edge.DefaultAPIPath
+	}
+	apiToken := string(st.Manifest.SecretStores[devstack.SecretStore][edge.SecretAPIToken])
 	log.Printf("ready in %v", time.Since(start).Round(time.Millisecond))
 	log.Printf("redis:          %s (%s)", st.RedisAddr, st.RedisKind)
 	log.Printf("upstash (REST): %s", st.UpstashURL)
 	log.Printf("demo origin:    %s", st.OriginURL)
 	log.Printf("waiting room:   %s/", st.HostURL)
 	log.Printf("admin panel:    %s%s  (any user name, password %q: development only)", st.HostURL, adminPath, password)
+	log.Printf("admin API:      %s%s  (Authorization: Bearer %s: development only)", st.HostURL, apiPath, apiToken)
 	log.Printf("press Ctrl-C to stop")
 	<-ctx.Done()
 	log.Printf("stopping")

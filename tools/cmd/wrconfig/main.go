@@ -161,7 +161,7 @@ func parseConfig(data []byte) (config, error) {
 const maxValue = 8000
 
 // globalKeys are the keys the edge reads besides room.<name>.
-var globalKeys = []string{edge.KeyRooms, edge.KeyAdminPath, edge.KeyUpstashURL, edge.KeyStoreTimeoutMS,
+var globalKeys = []string{edge.KeyRooms, edge.KeyAdminPath, edge.KeyAPIPath, edge.KeyUpstashURL, edge.KeyStoreTimeoutMS,
 	edge.KeyHSTSMaxAge, edge.KeyBypass, edge.KeyLogEndpoint, edge.KeyLogClientIP}
 
 // checkConfig returns every problem of c, as the edge would log it, and
@@ -455,6 +455,8 @@ func describe(w io.Writer, s edge.Settings, req *match.Request, dest edge.Destin
 	switch dest {
 	case edge.ToAdmin:
 		fmt.Fprintf(w, "room:    none\nrule:    admin panel\nwhy:     the path is at or below admin_path %s, which no room holds\n", s.AdminPath)
+	case edge.ToAPI:
+		fmt.Fprintf(w, "room:    none\nrule:    admin API\nwhy:     the path is at or below api_path %s, which no room holds\n", s.APIPath)
 	case edge.ToLeave:
 		fmt.Fprintf(w, "room:    none\nrule:    departure beacon\nwhy:     %s is the edge's own path for leaving a line\n", edge.LeavePath)
 	case edge.ToLine:

@@ -153,6 +153,7 @@ func TestExplain(t *testing.T) {
 			"room:    none\n", "rule:    origin\n", "no room holds this host and path",
 		}},
 		{"the admin panel", explain("shop.example.com", "/_wr/admin/rooms"), 0, []string{"rule:    admin panel\n"}},
+		{"the admin API", explain("shop.example.com", "/_wr/api/rooms/shop/stats"), 0, []string{"rule:    admin API\n", "api_path /_wr/api"}},
 		{"the departure beacon", explain("shop.example.com", "/_wr/leave", "--method", "POST"), 0, []string{"rule:    departure beacon\n"}},
 		{"a path in normal form", explain("SHOP.example.com.", "/static/../sale/%73hoes"), 0, []string{
 			"request: GET shop.example.com/sale/shoes", "room:    shop\n",

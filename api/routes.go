@@ -1,0 +1,346 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/edgequeue/waitingroom/control"
+	"github.com/edgequeue/waitingroom/store"
+	"github.com/fastly/compute-sdk-go/fsthttp"
+)
+
+// Route is one method and path the API serves, the path below api_path
+// with {room} standing for a room's name, as the OpenAPI document writes
+// them.
+type Route struct{ Method, Path string }
+
+// Routes lists every route the API serves, the OpenAPI document's
+// included, so a test can hold the document to them.
+func Routes() []Route {
+	all := []Route{{fsthttp.MethodGet, docPath}}
+	for _, rt := range routes() {
+		all = append(all, Route{rt.method, rt.path})
+	}
+	return all
+}
+
+// route is a Route and how it is served.
+type route struct {
+	method, path string
+	// query names the query parameters the route takes; any other is
+	// refused.
+	query []string
+	serve func(h *Handler, c *call) error
+}
+
+// call is one authorized request to a route.
+type call struct {
+	ctx   context.Context
+	w     fsthttp.ResponseWriter
+	r     *fsthttp.Request
+	room  string // the room the path names, one that exists
+	query url.Values
+}
+
+// roomParam is where a route's path names a room.
+const roomParam = "{room}"
+
+// routes is the API's routes, in a function rather than a package-level
+// table: the edge module initialises package-level variables with
+// literals only (see package main).
+func routes() []route {
+	return []route{
+		{fsthttp.MethodGet, "/rooms", nil, (*Handler).rooms},
+		{fsthttp.MethodGet, "/rooms/{room}/stats", nil, (*Handler).stats},
+		{fsthttp.MethodGet, "/rooms/{room}/history", []string{"minutes"}, (*Handler).history},
+		{fsthttp.MethodPost, "/rooms/{room}/admit", nil, (*Handler).admit},
+		{fsthttp.MethodPost, "/rooms/{room}/pause", nil, (*Handler).pause},
+		{fsthttp.MethodPost, "/rooms/{room}/resume", nil, (*Handler).resume},
+		{fsthttp.MethodPost, "/rooms/{room}/queue_all", nil, (*Handler).queueAll},
+		{fsthttp.MethodPost, "/rooms/{room}/reset", nil, (*Handler).reset},
+		{fsthttp.MethodPatch, "/rooms/{room}/limits", nil, (*Handler).setLimits},
+		{fsthttp.MethodDelete, "/rooms/{room}/limits", nil, (*Handler).clearLimits},
+		{fsthttp.MethodGet, "/audit", []string{"limit", "offset"}, (*Handler).audit},
+	}
+}
+
+// match reports whether path (escaped, below Handler.Path) is rt's, and
+// the room segment it holds, still escaped.
+func (rt route) match(path string) (room string, ok bool) {
+	want, got := strings.Split(rt.path, "/"), strings.Split(path, "/")
+	if len(want) != len(got) {
+		return "", false
+	}
+	for i, w := range want {
+		switch {
+		case w == roomParam && got[i] != "":
+			room = got[i]
+		case w != got[i]:
+			return "", false
+		}
+	}
+	return room, true
+}
+
+// route serves an authorized request for path, below Handler.Path.
+func (h *Handler) route(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, path string) {
+	var allow []string
+	for _, rt := range routes() {
+		room, ok := rt.match(path)
+		switch {
+		case !ok:
+			continue
+		case rt.method != r.Method:
+			allow = append(allow, rt.method)
+			continue
+		}
+		c := &call{ctx: ctx, w: w, r: r}
+		if err := h.prepare(c, rt, room); err != nil {
+			h.refuse(w, r, refusal(err))
+			return
+		}
+		if err := rt.serve(h, c); err != nil {
+			h.refuse(w, r, refusal(err))
+		}
+		return
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		h.refuse(w, r, &Error{Status: fsthttp.StatusMethodNotAllowed, Code: "method_not_allowed",
+			Message: fmt.Sprintf("%s takes %s, not %s", path, strings.Join(allow, " or "), r.Method)})
+		return
+	}
+	h.refuse(w, r, &Error{Status: fsthttp.StatusNotFound, Code: "no_such_route",
+		Message: fmt.Sprintf("the API has no route %s (see %s%s)", quote(path), h.Path, docPath)})
+}
+
+// prepare checks what every route needs before it runs: the store, the
+// room its path names, and its query parameters.
+func (h *Handler) prepare(c *call, rt route, room string) error {
+	if h.Operator == nil {
+		return &Error{Status: fsthttp.StatusServiceUnavailable, Code: "store_unavailable",
+			Message: "the waiting room's store cannot be used: " + h.Unavailable}
+	}
+	if strings.Contains(rt.path, roomParam) {
+		name, err := url.PathUnescape(room)
+		if err == nil {
+			_, err = h.Operator.Room(name)
+		}
+		if err != nil {
+			return &Error{Status: fsthttp.StatusNotFound, Code: "no_such_room", Field: "room",
+				Message: fmt.Sprintf("there is no room %s", quote(room))}
+		}
+		c.room = name
+	}
+	q, err := url.ParseQuery(c.r.URL.RawQuery)
+	if err != nil {
+		return &Error{Status: fsthttp.StatusBadRequest, Code: "invalid_parameter", Message: "the query cannot be read: " + err.Error()}
+	}
+	// In name order, so that a query with two faults always gets the
+	// same answer.
+	names := make([]string, 0, len(q))
+	for name := range q {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		switch {
+		case !contains(rt.query, name):
+			return &Error{Status: fsthttp.StatusBadRequest, Code: "unknown_parameter", Field: name,
+				Message: fmt.Sprintf("%s takes no query parameter %s", rt.path, quote(name))}
+		case len(q[name]) > 1:
+			return &Error{Status: fsthttp.StatusBadRequest, Code: "invalid_parameter", Field: name, Message: "is given more than once"}
+		}
+	}
+	c.query = q
+	return nil
+}
+
+// quote quotes a client's text for a message, cut to a length that keeps
+// the message readable.
+func quote(s string) string {
+	const most = 80
+	if len(s) > most {
+		return fmt.Sprintf("%q…", s[:most])
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// actor is who the audit log says acted.
+func (h *Handler) actor() store.Actor { return store.Actor{Via: "api", Client: h.Client} }
+
+// RoomList is what GET /rooms answers: every room's stats, in the order
+// of the config's room index.
+type RoomList struct {
+	Rooms []control.Stats `json:"rooms"`
+}
+
+func (h *Handler) rooms(c *call) error {
+	list := RoomList{Rooms: []control.Stats{}}
+	for _, room := range h.Operator.Rooms {
+		st, err := h.Operator.Stats(c.ctx, room.Name)
+		if err != nil {
+			return err
+		}
+		list.Rooms = append(list.Rooms, st)
+	}
+	writeJSON(c.w, fsthttp.StatusOK, list)
+	return nil
+}
+
+func (h *Handler) stats(c *call) error {
+	st, err := h.Operator.Stats(c.ctx, c.room)
+	if err != nil {
+		return err
+	}
+	writeJSON(c.w, fsthttp.StatusOK, st)
+	return nil
+}
+
+// History is what GET /rooms/{room}/history answers.
+type History struct {
+	Room string `json:"room"`
+	// Minutes has one entry per minute of the span, oldest first.
+	Minutes []control.Point `json:"minutes"`
+}
+
+func (h *Handler) history(c *call) error {
+	minutes, err := intParam(c.query, "minutes", 60, 1, int(control.MaxHistory/time.Minute))
+	if err != nil {
+		return err
+	}
+	points, err := h.Operator.History(c.ctx, c.room, time.Duration(minutes)*time.Minute)
+	if err != nil {
+		return err
+	}
+	if points == nil {
+		points = []control.Point{}
+	}
+	writeJSON(c.w, fsthttp.StatusOK, History{Room: c.room, Minutes: points})
+	return nil
+}
+
+// Result is what an action answers: the room's line just after it.
+type Result struct {
+	Room   string `json:"room"`
+	Action string `json:"action"`
+	// CalledNow is how many waiting visitors the action's store call
+	// called in: admit's, and any the rate let in at the same moment.
+	CalledNow      int64 `json:"called_now"`
+	Epoch          int64 `json:"epoch"`
+	Issued         int64 `json:"issued"`
+	NowServing     int64 `json:"now_serving"`
+	ActiveSessions int64 `json:"active_sessions"`
+	Called         int64 `json:"called"`
+	Paused         bool  `json:"paused"`
+	QueueAll       bool  `json:"queue_all"`
+	// Overrides are the live values in force, only those set.
+	Overrides control.Limits `json:"overrides"`
+}
+
+// done answers the line after action, and logs it.
+func (h *Handler) done(c *call, action string, l store.Line, err error) error {
+	if err != nil {
+		return err
+	}
+	h.Logf("api: %s in room %s by client %s: now serving %d of %d, %d active, paused %v, queue_all %v",
+		action, c.room, h.Client, l.Admitted, l.Issued, l.Active, l.Paused, l.QueueAll)
+	writeJSON(c.w, fsthttp.StatusOK, Result{Room: c.room, Action: action, CalledNow: l.CalledNow,
+		Epoch: l.Epoch, Issued: l.Issued, NowServing: l.Admitted, ActiveSessions: l.Active, Called: l.Called,
+		Paused: l.Paused, QueueAll: l.QueueAll, Overrides: control.OverridesOf(l.Overrides)})
+	return nil
+}
+
+// admitBody is POST /rooms/{room}/admit's body.
+type admitBody struct {
+	N *int64 `json:"n"`
+}
+
+func (h *Handler) admit(c *call) error {
+	var b admitBody
+	if err := readJSON(c.r, &b, true); err != nil {
+		return err
+	}
+	if b.N == nil {
+		return &control.InputError{Field: "n", Message: fmt.Sprintf("is required: how many visitors to let in, 1 to %d", store.MaxCallsPerOp)}
+	}
+	l, err := h.Operator.Admit(c.ctx, c.room, *b.N, h.actor())
+	return h.done(c, "admit", l, err)
+}
+
+func (h *Handler) pause(c *call) error    { return h.live(c, store.Pause) }
+func (h *Handler) resume(c *call) error   { return h.live(c, store.Resume) }
+func (h *Handler) queueAll(c *call) error { return h.live(c, store.QueueAll) }
+
+// live applies a live control; the body may be empty or {}.
+func (h *Handler) live(c *call, ctl store.Control) error {
+	if err := readJSON(c.r, &struct{}{}, false); err != nil {
+		return err
+	}
+	l, err := h.Operator.Control(c.ctx, c.room, ctl, h.actor())
+	return h.done(c, string(ctl), l, err)
+}
+
+// resetBody is POST /rooms/{room}/reset's body.
+type resetBody struct {
+	Confirm *string `json:"confirm"`
+}
+
+func (h *Handler) reset(c *call) error {
+	var b resetBody
+	if err := readJSON(c.r, &b, true); err != nil {
+		return err
+	}
+	if b.Confirm == nil {
+		return &control.InputError{Field: "confirm", Message: "is required: the room's name, typed out, to confirm that everyone in line starts again"}
+	}
+	l, err := h.Operator.Reset(c.ctx, c.room, *b.Confirm, h.actor())
+	return h.done(c, "reset", l, err)
+}
+
+func (h *Handler) setLimits(c *call) error {
+	var b control.Limits
+	if err := readJSON(c.r, &b, true); err != nil {
+		return err
+	}
+	l, err := h.Operator.SetLimits(c.ctx, c.room, b, h.actor())
+	return h.done(c, "limits", l, err)
+}
+
+func (h *Handler) clearLimits(c *call) error {
+	if err := readJSON(c.r, &struct{}{}, false); err != nil {
+		return err
+	}
+	l, err := h.Operator.ClearOverrides(c.ctx, c.room, h.actor())
+	return h.done(c, "clear", l, err)
+}
+
+func (h *Handler) audit(c *call) error {
+	limit, err := intParam(c.query, "limit", 100, 1, store.MaxAuditPage)
+	if err != nil {
+		return err
+	}
+	offset, err := intParam(c.query, "offset", 0, 0, store.AuditCap*max(len(h.Operator.Rooms), 1))
+	if err != nil {
+		return err
+	}
+	entries, err := h.Operator.Audit(c.ctx, offset, limit)
+	if err != nil {
+		return err
+	}
+	writeLines(c.w, entries)
+	return nil
+}
