@@ -75,6 +75,10 @@ type Request struct {
 	// Ticket is the visitor's ticket (0: none); Ahead, the tickets before
 	// it, is logged with it.
 	Ticket, Ahead int64
+	// Waited is how long the visitor has been in line (waiting, or
+	// admitted from it), from the arrival their ticket came from; 0 when
+	// the request is not a visitor's in line.
+	Waited time.Duration
 	// StoreCalls is how many store round trips the request made, and
 	// StoreTime their total latency.
 	StoreCalls int
@@ -104,6 +108,7 @@ type requestLine struct {
 	FailOpen   bool    `json:"fail_open,omitempty"`
 	Ticket     int64   `json:"ticket,omitempty"`
 	Ahead      *int64  `json:"ahead,omitempty"`
+	WaitedS    float64 `json:"waited_s,omitempty"`
 	StoreCalls int     `json:"store_calls"`
 	StoreMS    float64 `json:"store_ms"`
 	Status     int     `json:"status"`
@@ -120,7 +125,7 @@ func (r *Request) Line() []byte {
 		Type: TypeRequest, Time: Timestamp(r.Time),
 		Method: clip(r.Method, maxMethod), Path: clip(r.Path, maxPath),
 		Room: clip(r.Room, maxRoom), Decision: clip(r.Decision, maxDecision), Why: clip(r.Why, maxWhy),
-		FailOpen: r.FailOpen, Ticket: r.Ticket,
+		FailOpen: r.FailOpen, Ticket: r.Ticket, WaitedS: math.Round(r.Waited.Seconds()*10) / 10,
 		StoreCalls: r.StoreCalls, StoreMS: Millis(r.StoreTime), Status: r.Status,
 		POP: clip(r.POP, maxPOP), Country: clip(r.Country, maxCountry),
 	}

@@ -188,7 +188,7 @@ func (l *requestLog) decided(d queue.Decision) {
 		return
 	}
 	l.line.Decision = "line/" + d.Action.String()
-	l.line.Why, l.line.FailOpen = d.Why, d.FailOpen
+	l.line.Why, l.line.FailOpen, l.line.Waited = d.Why, d.FailOpen, d.Waited
 	if d.Action == queue.Wait {
 		l.line.Ticket, l.line.Ahead = d.Place.Ticket, d.Place.Ahead
 	}

@@ -80,6 +80,9 @@ type Decision struct {
 	Place Place
 	// Why explains the decision for the log: "session", "called", "joined", …
 	Why string
+	// Waited is how long the visitor has been in line (Wait, and Admit
+	// of a called ticket), from the arrival their ticket came from.
+	Waited time.Duration
 	// Err is the cause of Busy or FailOpen, and the reason an offered pass
 	// was refused.
 	Err error
@@ -176,7 +179,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 			return g.storeFailed(room, "poll failed", err)
 		}
 		return g.settle(room, v, pl, map[store.Outcome]string{
-			store.Waiting: "waiting", store.Admitted: "called", store.Rejoined: "place lost, rejoined"}, refused)
+			store.Waiting: "waiting", store.Admitted: "called", store.Rejoined: "place lost, rejoined"}, refused, joinedAt(pass.Joined, pl, v.Now))
 	case Arrival:
 		if g.Joins != nil && v.Client != "" && room.JoinsPerIPPerMinute > 0 {
 			within, err := g.Joins.Join(room, v.Client)
@@ -194,7 +197,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 			return g.storeFailed(room, "join failed", err)
 		}
 		return g.settle(room, v, pl, map[store.Outcome]string{
-			store.Waiting: "joined", store.Admitted: "joined and called", store.Rejoined: "joined again"}, refused)
+			store.Waiting: "joined", store.Admitted: "joined and called", store.Rejoined: "joined again"}, refused, joinedAt(pass.IssuedAt, pl, v.Now))
 	}
 	return g.arrive(room, v, refused)
 }
@@ -212,7 +215,16 @@ func (g *Gate) arrive(room *Room, v Visitor, refused error) Decision {
 
 // settle turns a store Place into a decision: a session when admitted, a
 // (renewed or new) ticket otherwise.
-func (g *Gate) settle(room *Room, v Visitor, pl store.Place, why map[store.Outcome]string, refused error) Decision {
+// joinedAt is when the holder of pl joined: since, when they held its
+// ticket already (or arrived with the pass that took it), else now.
+func joinedAt(since time.Time, pl store.Place, now time.Time) time.Time {
+	if since.IsZero() || pl.Outcome == store.Rejoined || since.After(now) {
+		return now
+	}
+	return since
+}
+
+func (g *Gate) settle(room *Room, v Visitor, pl store.Place, why map[store.Outcome]string, refused error, joined time.Time) Decision {
 	var d Decision
 	if pl.Outcome == store.Closed {
 		return Decision{Action: Closed, Why: "room closed live by the operator", Err: refused}
@@ -220,10 +232,13 @@ func (g *Gate) settle(room *Room, v Visitor, pl store.Place, why map[store.Outco
 	if pl.Outcome == store.Admitted {
 		d = g.session(room, v, pl.Session, pl.Line.Epoch, false, why[pl.Outcome])
 	} else {
-		d = g.wait(room, v, pl, why[pl.Outcome])
+		d = g.wait(room, v, pl, why[pl.Outcome], joined)
 	}
 	if d.Err == nil {
 		d.Err = refused
+	}
+	if d.Action == Wait || d.Action == Admit {
+		d.Waited = v.Now.Sub(joined)
 	}
 	return d
 }
@@ -285,9 +300,10 @@ func (g *Gate) session(room *Room, v Visitor, id string, epoch int64, unrenewed 
 // during which its holder could not poll.
 const TicketGrace = 24 * time.Hour
 
-func (g *Gate) wait(room *Room, v Visitor, pl store.Place, why string) Decision {
+func (g *Gate) wait(room *Room, v Visitor, pl store.Place, why string, joined time.Time) Decision {
 	ttl := seconds(room.QueueTimeout) + TicketGrace
-	p := Pass{Kind: Ticket, Room: room.Name, Number: pl.Ticket, Epoch: pl.Line.Epoch, Bind: v.Bind, IssuedAt: v.Now, Expires: v.Now.Add(ttl)}
+	p := Pass{Kind: Ticket, Room: room.Name, Number: pl.Ticket, Epoch: pl.Line.Epoch, Bind: v.Bind, Joined: joined,
+		IssuedAt: v.Now, Expires: v.Now.Add(ttl)}
 	d := Decision{Action: Wait, Why: why, Place: placeOf(room, pl, v.Now)}
 	return g.withPass(d, p, ttl)
 }

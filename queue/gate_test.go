@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -53,5 +54,74 @@ func TestRandomRoomPlaceIsARange(t *testing.T) {
 			t.Errorf("%s: ahead %d..%d wait %v..%v groups %d, want %d..%d %v..%v %d", tc.name,
 				p.Ahead, p.AheadMax, p.WaitMin, p.Wait, p.GroupsAhead, tc.ahead, tc.aheadMax, tc.waitMin, tc.wait, tc.groupsAhead)
 		}
+	}
+}
+
+// lineStore answers Join and Poll with the places given, in turn; any
+// other store call is a mistake of the gate's (the nil Store fails it).
+type lineStore struct {
+	store.Store
+	places []store.Place
+}
+
+func (s *lineStore) next() (store.Place, error) {
+	pl := s.places[0]
+	s.places = s.places[1:]
+	return pl, nil
+}
+
+func (s *lineStore) Join(context.Context, string, store.Policy, string, time.Time) (store.Place, error) {
+	return s.next()
+}
+
+func (s *lineStore) Poll(context.Context, string, store.Policy, store.Ticket, time.Time) (store.Place, error) {
+	return s.next()
+}
+
+// TestWaitedIsCarriedInThePass: how long a visitor has waited is read off
+// their passes, from the arrival on, and starts afresh with a new ticket.
+func TestWaitedIsCarriedInThePass(t *testing.T) {
+	ks, _ := ParseKeySet("new:" + key2)
+	room, err := ParseRoom("shop", []byte(`{"paths":["/"],"max_active_users":10}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(1_800_000_000, 0)
+	line := store.Line{Epoch: 7, Issued: 9}
+	st := &lineStore{places: []store.Place{
+		{Ticket: 5, Outcome: store.Waiting, Line: line},
+		{Ticket: 5, Outcome: store.Waiting, Line: line},
+		{Ticket: 9, Outcome: store.Rejoined, Line: line},
+		{Ticket: 9, Outcome: store.Admitted, Line: line},
+	}}
+	g := &Gate{Store: st, Keys: ks}
+	arrival, err := ks.Sign(Pass{Kind: Arrival, Room: "shop", ArrivalID: "a1", IssuedAt: t0, Expires: t0.Add(ArrivalTTL)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		at             time.Duration
+		action         Action
+		waited, joined time.Duration
+	}{
+		{10 * time.Second, Wait, 10 * time.Second, 0},
+		{70 * time.Second, Wait, 70 * time.Second, 0},
+		{80 * time.Second, Wait, 0, 80 * time.Second}, // a new ticket: a new wait
+		{95 * time.Second, Admit, 15 * time.Second, 0},
+	}
+	pass := arrival
+	for i, s := range steps {
+		now := t0.Add(s.at)
+		d := g.Decide(context.Background(), room, Visitor{Passes: []string{pass}, Now: now})
+		if d.Action != s.action || d.Waited != s.waited {
+			t.Fatalf("step %d: %v having waited %v (%s), want %v having waited %v", i, d.Action, d.Waited, d.Why, s.action, s.waited)
+		}
+		if d.Action == Wait {
+			p, err := ks.Verify("shop", d.Pass, now)
+			if err != nil || !p.Joined.Equal(t0.Add(s.joined)) {
+				t.Fatalf("step %d: the ticket pass says joined %v (%v), want %v", i, p.Joined, err, t0.Add(s.joined))
+			}
+		}
+		pass = d.Pass
 	}
 }

@@ -141,8 +141,12 @@ type Pass struct {
 	To        string
 	ID        string
 	NotBefore time.Time
-	IssuedAt  time.Time
-	Expires   time.Time
+	// Joined is when the visitor arrived (tickets only): carried from
+	// pass to pass while the ticket holds its place, so the edge can
+	// tell how long they have waited without asking the store.
+	Joined   time.Time
+	IssuedAt time.Time
+	Expires  time.Time
 }
 
 // passClaims is the JWT payload. Short names keep the cookie small.
@@ -158,6 +162,8 @@ type passClaims struct {
 	Unrenewed int64  `json:"unr,omitempty"`
 	Uses      int64  `json:"use,omitempty"`
 	To        string `json:"to,omitempty"`
+	// Joined is Pass.Joined in Unix seconds.
+	Joined int64 `json:"jnd,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -363,7 +369,7 @@ const sigLen = (sha256.Size*8 + 5) / 6
 func claimsOf(p Pass) passClaims {
 	return passClaims{
 		Kind: p.Kind, Number: p.Number, Epoch: p.Epoch, Session: p.SessionID,
-		Arrival: p.ArrivalID, Bind: p.Bind, Unrenewed: unrenewed(p), Uses: p.Uses, To: p.To,
+		Arrival: p.ArrivalID, Bind: p.Bind, Unrenewed: unrenewed(p), Uses: p.Uses, To: p.To, Joined: joined(p),
 		RegisteredClaims: jwt.RegisteredClaims{
 			Audience:  jwt.ClaimStrings{p.Room},
 			IssuedAt:  jwt.NewNumericDate(p.IssuedAt),
@@ -416,6 +422,10 @@ func putPayload(b []byte, n int, p *Pass) int {
 	if p.To != "" {
 		n = put(b, n, `,"to":`)
 		n = putString(b, n, p.To)
+	}
+	if j := joined(*p); j != 0 {
+		n = put(b, n, `,"jnd":`)
+		n = putInt(b, n, j)
 	}
 	n = put(b, n, `,"aud":[`)
 	n = putString(b, n, p.Room)
@@ -645,10 +655,21 @@ func (ks *KeySet) verify(room, token string, now time.Time) (Pass, error) {
 	if c.NotBefore != nil {
 		p.NotBefore = c.NotBefore.Time
 	}
+	if c.Joined != 0 {
+		p.Joined = time.Unix(c.Joined, 0)
+	}
 	if room == "" && len(c.Audience) == 1 {
 		p.Room = c.Audience[0]
 	}
 	return p, nil
+}
+
+// joined is Pass.Joined as its claim: none when zero.
+func joined(p Pass) int64 {
+	if p.Joined.IsZero() {
+		return 0
+	}
+	return p.Joined.Unix()
 }
 
 // unrenewed is Pass.Unrenewed as its claim.
@@ -679,6 +700,7 @@ const (
 	fieldUnrenewed
 	fieldUses
 	fieldTo
+	fieldJoined
 	fieldIssuer
 	fieldSubject
 	fieldAudience
@@ -691,7 +713,7 @@ const (
 
 // claimNames are the JSON names of passClaims' fields, its own and those of
 // jwt.RegisteredClaims.
-var claimNames = [...]string{"knd", "tkt", "ep", "sid", "arr", "bnd", "unr", "use", "to", "iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
+var claimNames = [...]string{"knd", "tkt", "ep", "sid", "arr", "bnd", "unr", "use", "to", "jnd", "iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
 
 // UnmarshalJSON reads the claims as encoding/json reads them into the
 // struct: the same names (matched exactly, else case-insensitively), null
@@ -786,6 +808,8 @@ func (c *passClaims) set(field int, val []byte) error {
 		return setInt(&c.Uses, val)
 	case fieldTo:
 		return setString(&c.To, val)
+	case fieldJoined:
+		return setInt(&c.Joined, val)
 	case fieldIssuer:
 		return setString(&c.Issuer, val)
 	case fieldSubject:
