@@ -74,6 +74,9 @@ func TestRequestLine(t *testing.T) {
 			nil, []string{"client", "client_ip"}},
 		{"no address", func(r *Request) { r.Client = "" },
 			nil, []string{"client", "client_ip"}},
+		{"waited", func(r *Request) { r.Waited = 83*time.Second + 260*time.Millisecond },
+			map[string]any{"waited_s": 83.3}, nil},
+		{"just joined", func(r *Request) { r.Waited = 0 }, nil, []string{"waited_s"}},
 		{"unknown country and POP, no store call", func(r *Request) { r.Country, r.POP, r.StoreCalls, r.StoreTime = "", "", 0, 0 },
 			map[string]any{"store_calls": 0.0, "store_ms": 0.0}, []string{"country", "pop"}},
 	}
