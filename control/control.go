@@ -131,7 +131,7 @@ func (o *Operator) SetLimits(ctx context.Context, room string, l Limits, who sto
 	if l.Mode != nil {
 		switch m := queue.Mode(*l.Mode); m {
 		case queue.Fifo, queue.Random, queue.Passthrough, queue.Reject:
-			set.Mode = store.Mode(m)
+			set.Mode = m
 		default:
 			return store.Line{}, &InputError{"mode", fmt.Sprintf("must be fifo, random, passthrough or reject, got %q", *l.Mode)}
 		}
@@ -149,16 +149,7 @@ func (o *Operator) SetLimits(ctx context.Context, room string, l Limits, who sto
 		if err != nil {
 			return store.Line{}, err
 		}
-		eff := effective(r.At(o.Now), st.line.Overrides)
-		if set.Capacity != nil {
-			eff.capacity = *set.Capacity
-		}
-		if set.PerMinute != nil {
-			eff.rate = *set.PerMinute
-		}
-		if set.Mode != "" {
-			eff.mode = queue.Mode(set.Mode)
-		}
+		eff := effective(r.At(o.Now), st.line.Overrides.With(set))
 		if eff.capacity == 0 && eff.rate == 0 && (eff.mode == queue.Fifo || eff.mode == queue.Random) {
 			return store.Line{}, &InputError{"max_active_users", "with new_users_per_minute 0 too, nobody would ever wait: set one of them, or mode passthrough"}
 		}
@@ -230,20 +221,9 @@ type limits struct {
 }
 
 func effective(r *queue.Room, o store.Overrides) limits {
-	l := limits{r.MaxActiveUsers, r.NewUsersPerMinute, r.Burst, r.Mode}
-	if o.Capacity != nil {
-		l.capacity = *o.Capacity
-	}
-	if o.PerMinute != nil {
-		l.rate = *o.PerMinute
-	}
-	if o.Burst != nil {
-		l.burst = *o.Burst
-	}
-	if o.Mode != "" {
-		l.mode = queue.Mode(o.Mode)
-	}
-	return l
+	capacity, rate, burst := r.MaxActiveUsers, r.NewUsersPerMinute, r.Burst
+	o = store.Overrides{Capacity: &capacity, PerMinute: &rate, Burst: &burst, Mode: r.Mode}.With(o)
+	return limits{*o.Capacity, *o.PerMinute, *o.Burst, o.Mode}
 }
 
 func (l limits) json() Limits {

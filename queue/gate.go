@@ -333,7 +333,7 @@ func PlaceOf(room *Room, pl store.Place, now time.Time) Place {
 func placeOf(room *Room, pl store.Place, now time.Time) Place {
 	l := pl.Line
 	p := Place{Room: room.Name, Ticket: pl.Ticket, Admitted: l.Admitted, Issued: l.Issued, Paused: l.Paused || l.QueueAll,
-		Random: Mode(pl.Line.Mode(store.Mode(room.Mode))) == Random, GroupsAhead: pl.GroupsAhead, Event: eventPlace(room, pl)}
+		Random: pl.Line.Mode(room.Mode) == Random, GroupsAhead: pl.GroupsAhead, Event: eventPlace(room, pl)}
 	from, to := pl.CallFrom, pl.CallTo
 	if from == 0 || to < from {
 		from, to = pl.Ticket, pl.Ticket

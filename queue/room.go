@@ -83,21 +83,22 @@ type Room struct {
 	event *Event
 }
 
-// Mode is how a room treats newcomers.
-type Mode string
+// Mode is how a room treats newcomers: the store applies it (an
+// operator's live mode replaces it there), so it is the store's type.
+type Mode = store.Mode
 
 // The room modes.
 const (
 	// Fifo queues visitors and admits them in arrival order.
-	Fifo Mode = "fifo"
+	Fifo = store.Fifo
 	// Random queues visitors and admits those who arrived within the same
 	// window in a random order: arriving a second earlier than others (a
 	// bot's advantage) buys nothing, and nobody waits behind a later window.
-	Random Mode = "random"
+	Random = store.Random
 	// Passthrough admits everyone at once, but counts them as sessions.
-	Passthrough Mode = "passthrough"
+	Passthrough = store.Passthrough
 	// Reject serves a static "closed" page to everyone without a session.
-	Reject Mode = "reject"
+	Reject = store.Reject
 )
 
 // StoreErrorPolicy is what a room does when its store cannot be reached.
@@ -329,7 +330,7 @@ func checkToken(s string) error {
 func (r *Room) Policy(now time.Time) store.Policy {
 	r = r.At(now)
 	return store.Policy{
-		Mode:         store.Mode(r.Mode),
+		Mode:         r.Mode,
 		RandomWindow: seconds(r.RandomWindow),
 		PerMinute:    r.NewUsersPerMinute, Burst: r.Burst, Capacity: r.MaxActiveUsers, PriorityShare: r.PriorityShare,
 		ClaimWindow:  seconds(r.ClaimWindow),

@@ -130,6 +130,23 @@ type Overrides struct {
 	Mode Mode `json:"mode,omitempty"`
 }
 
+// With is o with the values set in set replacing its own.
+func (o Overrides) With(set Overrides) Overrides {
+	if set.Capacity != nil {
+		o.Capacity = set.Capacity
+	}
+	if set.PerMinute != nil {
+		o.PerMinute = set.PerMinute
+	}
+	if set.Burst != nil {
+		o.Burst = set.Burst
+	}
+	if set.Mode != "" {
+		o.Mode = set.Mode
+	}
+	return o
+}
+
 // Empty reports whether nothing is overridden.
 func (o Overrides) Empty() bool {
 	return o.Capacity == nil && o.PerMinute == nil && o.Burst == nil && o.Mode == ""
