@@ -371,9 +371,12 @@ func TestPanelInChromium(t *testing.T) {
 		if status := b.submit(0, "admit", map[string]string{"#room-0-n": "2"}); status != http.StatusOK {
 			t.Fatalf("admit 2: %d", status)
 		}
+		// Now serving counts positions: tickets whose holders stopped
+		// polling (the played traffic's, as real time passes) are passed
+		// over on the way to the two called, so it moves by at least 2.
 		after := b.summary("shop")
-		if got, want := after.num(t, 3), before.num(t, 3)+2; got != want {
-			t.Errorf("now serving %d after admit 2 in a paused room, want %d", got, want)
+		if got, want := after.num(t, 3), before.num(t, 3)+2; got < want {
+			t.Errorf("now serving %d after admit 2 in a paused room, want at least %d", got, want)
 		}
 		if status := b.submit(0, "limits", map[string]string{"#room-0-max_active_users": "9"}); status != http.StatusOK {
 			t.Fatalf("a live capacity: %d", status)
