@@ -87,6 +87,8 @@ type requestLog struct {
 	endpoint LogEndpoint
 	name     string
 	line     accesslog.Request
+	// keys are the signing keys, once the request has read them.
+	keys *queue.KeySet
 }
 
 // startLog begins r's line when the config names a log endpoint and the

@@ -426,3 +426,32 @@ func TestLogActions(t *testing.T) {
 		}
 	}
 }
+
+// countedSecrets counts the reads of each secret.
+type countedSecrets struct {
+	Secrets
+	reads map[string]int
+}
+
+func (s countedSecrets) Get(name string) ([]byte, error) {
+	s.reads[name]++
+	return s.Secrets.Get(name)
+}
+
+// TestLoggedRequestReadsTheKeysOnce: the line's client hash uses the
+// signing keys the gate already read, not a second read and parse.
+func TestLoggedRequestReadsTheKeysOnce(t *testing.T) {
+	c := newLogCase(t, 0, nil, nil)
+	reads := map[string]int{}
+	c.svc.Secrets = countedSecrets{c.svc.Secrets, reads}
+	r := hostileRequest(t, fsthttp.MethodGet, "https", "shop.example.com", "/cart")
+	r.RemoteAddr = "203.0.113.9"
+	w := fsttest.NewRecorder()
+	c.svc.ServeHTTP(context.Background(), w, r)
+	if m := c.last(t); m["client"] == nil || m["decision"] != "line/arrive" {
+		t.Fatalf("line %v: want the arrival, with a client hash", m)
+	}
+	if reads[SecretSigningKeys] != 1 {
+		t.Fatalf("the signing keys were read %d times for one logged request, want 1", reads[SecretSigningKeys])
+	}
+}

@@ -185,7 +185,13 @@ func (s *Service) secret(name string) ([]byte, error) {
 	return v, nil
 }
 
+// keys reads and parses the signing keys. A request whose line is logged
+// keeps them in its log, so the line's client hash does not read and
+// parse them a second time.
 func (s *Service) keys() (*queue.KeySet, error) {
+	if s.log != nil && s.log.keys != nil {
+		return s.log.keys, nil
+	}
 	raw, err := s.secret(SecretSigningKeys)
 	if err != nil {
 		return nil, err
@@ -193,6 +199,9 @@ func (s *Service) keys() (*queue.KeySet, error) {
 	keys, err := queue.ParseKeySet(string(raw))
 	if err != nil {
 		return nil, secretProblem(SecretSigningKeys, "is not a key set ("+err.Error()+")")
+	}
+	if s.log != nil {
+		s.log.keys = keys
 	}
 	return keys, nil
 }
