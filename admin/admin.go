@@ -129,13 +129,13 @@ func (p *Panel) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fsth
 	case actionNamed(action) != nil:
 		if r.Method != fsthttp.MethodPost {
 			w.Header().Set("Allow", "POST")
-			p.Logf("admin: refused %s %q: not a POST", r.Method, r.URL.Path)
+			p.Logf("admin: refused %q %q: not a POST", r.Method, r.URL.Path)
 			p.failed(w, r, fsthttp.StatusMethodNotAllowed, "Not done", action+" takes a POST, from the panel's form.")
 			return
 		}
 		p.act(ctx, w, r, action)
 	default:
-		p.Logf("admin: refused %s %q: no such page", r.Method, r.URL.Path)
+		p.Logf("admin: refused %q %q: no such page", r.Method, r.URL.Path)
 		p.failed(w, r, fsthttp.StatusNotFound, "No such page", "The panel has no page "+strconv.Quote(action)+".")
 	}
 }

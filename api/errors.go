@@ -57,7 +57,7 @@ func refusal(err error) *Error {
 
 // refuse answers e and logs it with the request it refuses.
 func (h *Handler) refuse(w fsthttp.ResponseWriter, r *fsthttp.Request, e *Error) {
-	h.Logf("api: refused %s %q: %d %v", r.Method, r.URL.EscapedPath(), e.Status, e)
+	h.Logf("api: refused %q %q: %d %v", r.Method, r.URL.EscapedPath(), e.Status, e)
 	writeJSON(w, e.Status, e)
 }
 

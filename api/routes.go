@@ -111,7 +111,7 @@ func (h *Handler) route(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 	if len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		h.refuse(w, r, &Error{Status: fsthttp.StatusMethodNotAllowed, Code: "method_not_allowed",
-			Message: fmt.Sprintf("%s takes %s, not %s", path, strings.Join(allow, " or "), r.Method)})
+			Message: fmt.Sprintf("%s takes %s, not %q", path, strings.Join(allow, " or "), r.Method)})
 		return
 	}
 	h.refuse(w, r, &Error{Status: fsthttp.StatusNotFound, Code: "no_such_route",

@@ -335,6 +335,8 @@ var serveSeeds = []serveSeed{
 	{method: "GET", https: true, host: "evil.test", target: "/anything"},
 	{method: "OPTIONS", https: true, host: "shop.example.com", target: "*"},
 	{method: "GET", https: true, host: "shop.example.com", target: "/a%00b"},
+	{method: "\r", https: true, host: "0", target: "/_wr/admin"},
+	{method: "\n", https: true, host: "shop.example.com", target: "/_wr/api/rooms", headers: "Authorization: Bearer x"},
 }
 
 // FuzzServeHTTP: a whole request through the service, the request and the
