@@ -119,10 +119,3 @@ func (s *Service) limited(w fsthttp.ResponseWriter, r *fsthttp.Request, room *qu
 	s.problem(w, fsthttp.StatusTooManyRequests, "Too many attempts to join",
 		"Your network has joined this line many times in the last minute, so this attempt was not let in. Please wait a minute and try again; if you already hold a place, keep using the page that shows it.")
 }
-
-// arrivalJSON is the arrival redirect's body for clients that ask for JSON.
-type arrivalJSON struct {
-	Room           string `json:"room"`
-	Status         string `json:"status"`
-	RefreshSeconds int    `json:"refresh_seconds"`
-}

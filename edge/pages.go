@@ -3,12 +3,10 @@
 package edge
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
@@ -56,74 +54,6 @@ func refusal(err error) string {
 		return ""
 	}
 	return "; offered pass refused: " + err.Error()
-}
-
-// placeJSON is the queue page's facts for clients that ask for JSON.
-type placeJSON struct {
-	Room                 string `json:"room"`
-	Status               string `json:"status"`
-	Ticket               int64  `json:"ticket"`
-	Position             int64  `json:"position"`
-	Ahead                int64  `json:"ahead"`
-	NowServing           int64  `json:"now_serving"`
-	Issued               int64  `json:"issued"`
-	Paused               bool   `json:"paused"`
-	EstimatedWaitSeconds *int64 `json:"estimated_wait_seconds"`
-	RefreshSeconds       int    `json:"refresh_seconds"`
-	// Priority marks a place in the priority lane (an invite's): its
-	// ticket is below zero, and now_serving and issued count that lane.
-	Priority bool `json:"priority,omitempty"`
-	// A random room calls the visitor's group in a shuffled order: the
-	// figures above are then the earliest, these the latest.
-	Random                  bool   `json:"random,omitempty"`
-	AheadMax                *int64 `json:"ahead_max,omitempty"`
-	GroupsAhead             *int64 `json:"groups_ahead,omitempty"`
-	EstimatedWaitMaxSeconds *int64 `json:"estimated_wait_max_seconds,omitempty"`
-	// Event is the scheduled sale the room is in.
-	Event *eventJSON `json:"event,omitempty"`
-}
-
-// eventJSON is a scheduled sale as a waiting visitor's client sees it.
-// Commitment is the SHA-256 (hex) of the draw key, published when the
-// pre-queue opens; Key is published once the pre-queue is drawn, so a
-// client can check the draw (package draw recomputes the order).
-type eventJSON struct {
-	Name       string `json:"name"`
-	Starts     string `json:"starts"`
-	Phase      string `json:"phase"`
-	InPrequeue bool   `json:"in_prequeue"`
-	Drawn      bool   `json:"drawn_place"`
-	Commitment string `json:"draw_commitment"`
-	Key        string `json:"draw_key,omitempty"`
-	// OpensInSeconds counts down to the start while in the pre-queue.
-	OpensInSeconds *int64 `json:"opens_in_seconds,omitempty"`
-}
-
-func eventDoc(e *queue.EventPlace, now time.Time) *eventJSON {
-	if e == nil {
-		return nil
-	}
-	doc := &eventJSON{Name: e.Name, Starts: e.Starts.Format(time.RFC3339), Phase: "drawn",
-		InPrequeue: e.Prequeue, Drawn: e.Drawn, Commitment: e.Commitment, Key: e.Key}
-	if e.Key == "" {
-		doc.Phase = "prequeue"
-	}
-	if e.Prequeue {
-		secs := int64(max(e.Starts.Sub(now), 0) / time.Second)
-		doc.OpensInSeconds = &secs
-	}
-	return doc
-}
-
-// busyJSON is the busy page for clients that ask for JSON.
-type busyJSON struct {
-	Room              string `json:"room"`
-	Status            string `json:"status"`
-	RetryAfterSeconds int    `json:"retry_after_seconds"`
-}
-
-func wantsJSON(r *fsthttp.Request) bool {
-	return strings.Contains(r.Header.Get("Accept"), "application/json")
 }
 
 func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision) {
@@ -185,6 +115,15 @@ func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 		"now_serving": serving, "issued": strconv.FormatInt(pl.Issued, 10),
 		"wait": describeWait(pl), "refresh_seconds": refresh, "status": status, "draw": drawNote(pl.Event),
 	})
+}
+
+// placeDisplay is a waiting visitor's place as the queue page words it,
+// in the page's language.
+type placeDisplay struct {
+	Position string `json:"position"`
+	Ahead    string `json:"ahead"`
+	Wait     string `json:"wait"`
+	Status   string `json:"status"`
 }
 
 // drawNote publishes a drawn sale's key beside its commitment, so a
@@ -315,15 +254,4 @@ func (s *Service) template(name string, kind templates.Page) *templates.Template
 		return nil
 	}
 	return t
-}
-
-func (s *Service) json(w fsthttp.ResponseWriter, code int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		s.Logf("json: %v", err)
-		code, body = fsthttp.StatusInternalServerError, []byte(`{"status":"error"}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	w.Write(append(body, '\n'))
 }

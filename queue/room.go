@@ -78,6 +78,17 @@ type Room struct {
 	// Events are the room's scheduled sales (see Event), kept in time
 	// order; they may not overlap.
 	Events []Event `json:"events"`
+	// Look is the visitor pages' language and branding (its JSON fields
+	// are the room's).
+	Look
+	// CORSOrigins are the origins (scheme://host[:port]) of other sites
+	// whose scripts may read the room's JSON answers with the visitor's
+	// credentials.
+	CORSOrigins []string `json:"cors_origins"`
+	// LeaveBeacon makes the edge's heartbeat script end the visitor's
+	// session when its page goes away (pagehide), freeing the place at
+	// once; off, a silent departure frees it at the inactivity timeout.
+	LeaveBeacon bool `json:"leave_beacon"`
 
 	// event is the event a room returned by At is in.
 	event *Event
