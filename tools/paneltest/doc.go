@@ -1,5 +1,6 @@
 // Package paneltest checks the admin panel in a real browser: headless
-// Chromium (Debian's chromium), driven from Go with chromedp, against the
+// Chromium (Debian's chromium), driven from Go with chromedp through
+// tools/headless (as tools/pagetest drives the visitors' pages), against the
 // real wasm ($WASM, else bin/main.wasm) in the local stack
 // (tools/devstack), with real Redis behind the Upstash stand-in. make test
 // runs it against the Go and the TinyGo build.

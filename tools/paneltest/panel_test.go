@@ -6,123 +6,44 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/edgequeue/waitingroom/tools/devstack"
+	"github.com/edgequeue/waitingroom/tools/headless"
 )
 
-// chromium is the browser to drive: Debian's chromium, or another
-// Chromium on PATH. Without one the test is skipped, unless
-// REQUIRE_CHROMIUM is set (CI sets it), where it fails.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("REQUIRE_CHROMIUM") != "" {
-		t.Fatal("FAIL: Chromium is required here (REQUIRE_CHROMIUM is set) and none is on PATH: apt-get install chromium")
-	}
-	t.Skip("SKIPPED the admin panel's browser check: no chromium on PATH (apt-get install chromium, then make test again)")
-	return ""
-}
-
-// browser is one headless Chromium tab on the panel, sending the admin
-// password with every request, and the browser's console errors.
+// browser is a headless Chromium tab on the panel, sending the admin
+// password with every request.
 type browser struct {
-	t    *testing.T
-	ctx  context.Context
+	*headless.Tab
 	base string // the panel's URL
-
-	mu       sync.Mutex
-	problems []string // console errors and CSP violations
 }
 
 func openBrowser(t *testing.T, st *devstack.Stack) *browser {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.NoSandbox,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 2000))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(cancel)
-	b := &browser{t: t, ctx: ctx, base: st.HostURL + "/_wr/admin"}
 	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("operator:"+adminPassword))
-	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
-		t.Fatalf("starting %s: %v", chromium(t), err)
-	}
-	if _, err := chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Authorization": auth}}); err != nil {
-		t.Fatal(err)
-	}
-	messages := chromedp.Console(ctx)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			// A page's HTTP status is the test's to check (a refusal is
-			// meant to answer 400); anything else is a problem.
-			if (m.Type == chromedp.ConsoleError && m.Source != "network") || m.IsException() || strings.Contains(m.Text, "Content Security Policy") {
-				b.mu.Lock()
-				b.problems = append(b.problems, m.String()+" ("+m.URL+")")
-				b.mu.Unlock()
-			}
-		}
-	}()
-	return b
-}
-
-// do runs actions on the page; any failure ends the test.
-func (b *browser) do(what string, actions ...chromedp.Action[chromedp.Void]) {
-	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 90*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		b.t.Fatalf("%s: %v", what, err)
-	}
-}
-
-// load runs actions that lead to a new page (a click on a link or a
-// button, a navigation) and returns the page's HTTP status.
-func (b *browser) load(what string, actions ...chromedp.Action[chromedp.Void]) int64 {
-	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 90*time.Second)
-	defer cancel()
-	resp, err := chromedp.RunResponse(ctx, actions...)
-	if err != nil {
-		b.t.Fatalf("%s: %v", what, err)
-	}
-	return resp.Status
+	tab := headless.Start(t, "the admin panel's browser check", 1280, 2000).Tab(t, map[string]string{"Authorization": auth})
+	return &browser{Tab: tab, base: st.HostURL + "/_wr/admin"}
 }
 
 // eval evaluates a JavaScript expression on the page.
 func eval[T any](b *browser, what, js string) T {
-	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
-	if err != nil {
-		b.t.Fatalf("%s: %v", what, err)
-	}
-	return v
+	b.T.Helper()
+	return headless.Eval[T](b.Tab, what, js)
 }
 
 // open loads the panel at query and fails unless it answers 200.
 func (b *browser) open(query string) {
-	b.t.Helper()
-	if status := b.load("opening the panel", chromedp.Navigate(b.base+query)); status != http.StatusOK {
-		b.t.Fatalf("the panel%s answered %d", query, status)
+	b.T.Helper()
+	if status := b.Load("opening the panel", chromedp.Navigate(b.base+query)); status != http.StatusOK {
+		b.T.Fatalf("the panel%s answered %d", query, status)
 	}
 }
 
@@ -130,14 +51,14 @@ func (b *browser) open(query string) {
 // setting its fields (CSS selector → value), and returns the status of
 // the page it leads to.
 func (b *browser) submit(room int, action string, fields map[string]string) int64 {
-	b.t.Helper()
+	b.T.Helper()
 	form := "#room-" + strconv.Itoa(room) + ` form[action*="/` + action + `"]`
 	var steps []chromedp.Action[chromedp.Void]
 	for sel, v := range fields {
 		steps = append(steps, chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), v))
 	}
 	steps = append(steps, chromedp.Click(chromedp.CSS(form+" button"), chromedp.NodeVisible))
-	return b.load(action+" in room "+strconv.Itoa(room), steps...)
+	return b.Load(action+" in room "+strconv.Itoa(room), steps...)
 }
 
 // row is the summary table's cells for a room: name, mode, waiting, now
@@ -145,7 +66,7 @@ func (b *browser) submit(room int, action string, fields map[string]string) int6
 type row []string
 
 func (b *browser) summary(room string) row {
-	b.t.Helper()
+	b.T.Helper()
 	rows := eval[map[string][]string](b, "reading the summary", `(() => {
 		const out = {};
 		for (const tr of document.querySelectorAll("#rooms tbody tr")) {
@@ -156,7 +77,7 @@ func (b *browser) summary(room string) row {
 	})()`)
 	r, ok := rows[room]
 	if !ok || len(r) != 10 {
-		b.t.Fatalf("no summary row for room %s: %q", room, rows)
+		b.T.Fatalf("no summary row for room %s: %q", room, rows)
 	}
 	return r
 }
@@ -173,13 +94,13 @@ func (r row) num(t *testing.T, col int) int {
 // audit is the audit log's rows on the page: time, room, action, by,
 // before, after.
 func (b *browser) audit() [][]string {
-	b.t.Helper()
+	b.T.Helper()
 	return eval[[][]string](b, "reading the audit log", `[...document.querySelectorAll("#audit tbody tr")].map(tr => [...tr.cells].map(c => c.textContent))`)
 }
 
 // TestPanelInChromium: see the package's doc.
 func TestPanelInChromium(t *testing.T) {
-	chromium(t) // skip before starting anything
+	headless.Chromium(t, "the admin panel's browser check") // skip before starting anything
 	st, logs := start(t)
 	seed(t, st, time.Now())
 	visit(t, st, "/", 4)
@@ -192,7 +113,7 @@ func TestPanelInChromium(t *testing.T) {
 	}()
 
 	t.Run("refresh", func(t *testing.T) {
-		b.t = t
+		b.T = t
 		b.open("")
 		if got := eval[string](b, "the refresh", `document.querySelector('meta[http-equiv="refresh"]')?.content ?? ""`); got != "30" {
 			t.Fatalf("meta refresh %q, want 30", got)
@@ -200,14 +121,14 @@ func TestPanelInChromium(t *testing.T) {
 		if !strings.Contains(eval[string](b, "the header", `document.querySelector("header").textContent`), "Updated at") {
 			t.Fatal(`no "Updated at" in the header`)
 		}
-		b.load("turning the refresh off", chromedp.Click(chromedp.CSS(`header a[href$="refresh=off"]`), chromedp.NodeVisible))
+		b.Load("turning the refresh off", chromedp.Click(chromedp.CSS(`header a[href$="refresh=off"]`), chromedp.NodeVisible))
 		if got := eval[bool](b, "the refresh", `document.querySelector('meta[http-equiv="refresh"]') === null && location.search === "?refresh=off"`); !got {
 			t.Fatal("after turning the refresh off, the page still refreshes itself or is not at ?refresh=off")
 		}
 	})
 
 	t.Run("charts", func(t *testing.T) {
-		b.t = t
+		b.T = t
 		type chart struct {
 			Room, Title, Desc string
 			InSVG             bool
@@ -248,7 +169,7 @@ func TestPanelInChromium(t *testing.T) {
 	})
 
 	t.Run("stats", func(t *testing.T) {
-		b.t = t
+		b.T = t
 		r := b.summary("shop")
 		if r[1] != "fifo" || r[7] != "60" || r[8] != "20" || r[9] != "admitting" {
 			t.Errorf("the shop's row %q; want fifo, capacity 60, rate 20, admitting", r)
@@ -287,9 +208,9 @@ func TestPanelInChromium(t *testing.T) {
 	})
 
 	t.Run("screenshot", func(t *testing.T) {
-		b.t = t
-		b.do("sizing the window", chromedp.EmulateViewport(1280, 2300))
-		ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
+		b.T = t
+		b.Do("sizing the window", chromedp.EmulateViewport(1280, 2300))
+		ctx, cancel := context.WithTimeout(b.Ctx, 60*time.Second)
 		defer cancel()
 		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 		if err != nil {
@@ -309,21 +230,21 @@ func TestPanelInChromium(t *testing.T) {
 	})
 
 	t.Run("audit pages", func(t *testing.T) {
-		b.t = t
+		b.T = t
 		rows := b.audit()
 		if len(rows) != 20 || rows[0][2] != "resume" || !strings.HasPrefix(rows[0][3], "api "+seedClient) {
 			t.Fatalf("the audit log's first page: %q; want 20 entries, the seeded resume on top, by the API", rows)
 		}
-		b.load("the older entries", chromedp.Click(chromedp.CSS(`#audit a[rel="next"]`), chromedp.NodeVisible))
+		b.Load("the older entries", chromedp.Click(chromedp.CSS(`#audit a[rel="next"]`), chromedp.NodeVisible))
 		older := b.audit()
 		if len(older) == 0 || older[0][0] >= rows[19][0] || !strings.Contains(eval[string](b, "the URL", "location.href"), "refresh=off&audit_page=2") {
 			t.Fatalf("the audit log's second page: %q at %s; want older entries, with the refresh still off", older, eval[string](b, "the URL", "location.href"))
 		}
-		b.load("the newer entries", chromedp.Click(chromedp.CSS(`#audit a[rel="prev"]`), chromedp.NodeVisible))
+		b.Load("the newer entries", chromedp.Click(chromedp.CSS(`#audit a[rel="prev"]`), chromedp.NodeVisible))
 	})
 
 	t.Run("keyboard", func(t *testing.T) {
-		b.t = t
+		b.T = t
 		b.open("?refresh=off")
 		n := eval[int](b, "numbering the controls", `(() => {
 			const all = [...document.querySelectorAll('a[href], button, input:not([type="hidden"]), select, summary')];
@@ -340,7 +261,7 @@ func TestPanelInChromium(t *testing.T) {
 			Outline, Offset string
 		}
 		for i := 0; i < n; i++ {
-			b.do("Tab", chromedp.KeyEvent(kb.Tab))
+			b.Do("Tab", chromedp.KeyEvent(kb.Tab))
 			f := eval[focus](b, "the focused control", `(() => {
 				const el = document.activeElement, s = getComputedStyle(el);
 				return {Order: el.dataset.order ?? el.tagName, Outline: s.outlineStyle + " " + s.outlineWidth, Offset: s.outlineOffset};
@@ -355,7 +276,7 @@ func TestPanelInChromium(t *testing.T) {
 	})
 
 	t.Run("controls", func(t *testing.T) {
-		b.t = t
+		b.T = t
 		b.open("?refresh=off")
 		epoch := eval[string](b, "the epoch", `[...document.querySelectorAll("#room-0 dt")].find(dt => dt.textContent === "Line epoch").nextElementSibling.textContent`)
 		if status := b.submit(0, "pause", nil); status != http.StatusOK {
@@ -395,7 +316,7 @@ func TestPanelInChromium(t *testing.T) {
 		if msg := eval[string](b, "the refusal", `document.querySelector("main").textContent`); !strings.Contains(msg, `the confirmation must be the room's name, "shop", exactly`) {
 			t.Errorf("the refusal says %q", msg)
 		}
-		if status := b.load("back to the panel", chromedp.Click(chromedp.CSS(`main a[href*="/_wr/admin"]`), chromedp.NodeVisible)); status != http.StatusOK {
+		if status := b.Load("back to the panel", chromedp.Click(chromedp.CSS(`main a[href*="/_wr/admin"]`), chromedp.NodeVisible)); status != http.StatusOK {
 			t.Fatalf("the way back: %d", status)
 		}
 		if got := eval[string](b, "the epoch", `[...document.querySelectorAll("#room-0 dt")].find(dt => dt.textContent === "Line epoch").nextElementSibling.textContent`); got != epoch {
@@ -429,9 +350,7 @@ func TestPanelInChromium(t *testing.T) {
 		}
 	})
 
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.problems) > 0 {
-		t.Errorf("the browser reported:\n%s", strings.Join(b.problems, "\n"))
+	if p := b.Problems(); len(p) > 0 {
+		t.Errorf("the browser reported:\n%s", strings.Join(p, "\n"))
 	}
 }

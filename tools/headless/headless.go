@@ -1,0 +1,187 @@
+// Package headless drives headless Chromium (Debian's chromium, or another
+// Chromium on PATH) from the suites that check the service's pages in a
+// real browser: the admin panel's (tools/paneltest) and the visitors'
+// (tools/pagetest). One Browser is one Chromium process; each Tab is a tab
+// in a browser context of its own (its own cookies and cache), so that one
+// Browser can play several visitors at once.
+//
+// A Tab keeps what the browser reported against the page: console errors,
+// uncaught exceptions, and every Content-Security-Policy violation (a
+// listener for securitypolicyviolation is put into every document the tab
+// loads, before the page's own script, and reports to the console, where
+// the browser's own CSP messages go too).
+//
+// Without a Chromium on PATH a test is skipped with a line that says so,
+// unless REQUIRE_CHROMIUM is set, as CI sets it: there a missing browser
+// fails.
+package headless
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// Chromium is the path of the browser to drive. Without one it skips t
+// (naming what), or fails it when REQUIRE_CHROMIUM is set.
+func Chromium(t testing.TB, what string) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("REQUIRE_CHROMIUM") != "" {
+		t.Fatal("FAIL: Chromium is required here (REQUIRE_CHROMIUM is set) and none is on PATH: apt-get install chromium")
+	}
+	t.Skipf("SKIPPED %s: no chromium on PATH (apt-get install chromium, then make test again)", what)
+	return ""
+}
+
+// Browser is one headless Chromium process, ended when the test ends.
+type Browser struct {
+	ctx context.Context
+}
+
+// Start starts Chromium with a window of width×height pixels; what names
+// the check for the skip message (see Chromium).
+func Start(t testing.TB, what string, width, height int) *Browser {
+	t.Helper()
+	path := Chromium(t, what)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(cancel)
+	// The first action starts the process: tabs are its children.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	return &Browser{ctx: ctx}
+}
+
+// Tab is one tab, in a browser context of its own, and what the browser
+// reported against its pages. T is the test its failures end; a subtest
+// may set it to itself.
+type Tab struct {
+	T   testing.TB
+	Ctx context.Context
+
+	mu       sync.Mutex
+	problems []string
+}
+
+// watchCSP reports every CSP violation to the console, where the tab's
+// watcher collects it; it runs before any script of the page.
+const watchCSP = `document.addEventListener("securitypolicyviolation", e =>
+	console.error("Content Security Policy violation: " + e.effectiveDirective + " blocked " + (e.blockedURI || "inline") + " at line " + e.lineNumber));`
+
+// Tab opens a tab in a new browser context; every request it sends carries
+// headers (nil for none).
+func (b *Browser) Tab(t testing.TB, headers map[string]string) *Tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	tab := &Tab{T: t, Ctx: ctx}
+	// Subscribed before the first page, so that none of its messages
+	// is missed.
+	messages := chromedp.Console(ctx)
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatalf("opening a tab: %v", err)
+	}
+	if len(headers) > 0 {
+		h := network.Headers{}
+		for k, v := range headers {
+			h[k] = v
+		}
+		if _, err := chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: h}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: watchCSP}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			// A page's HTTP status is the test's to check (a refusal is
+			// meant to answer 400, a queue page 200 or 503); anything
+			// else is a problem.
+			if (m.Type == chromedp.ConsoleError && m.Source != "network") || m.IsException() || strings.Contains(m.Text, "Content Security Policy") {
+				tab.mu.Lock()
+				tab.problems = append(tab.problems, m.String()+" ("+m.URL+")")
+				tab.mu.Unlock()
+			}
+		}
+	}()
+	return tab
+}
+
+// Problems returns what the browser reported since the last call, and
+// forgets it.
+func (tab *Tab) Problems() []string {
+	tab.mu.Lock()
+	defer tab.mu.Unlock()
+	p := tab.problems
+	tab.problems = nil
+	return p
+}
+
+// Do runs actions on the page; any failure ends the test.
+func (tab *Tab) Do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	tab.T.Helper()
+	ctx, cancel := context.WithTimeout(tab.Ctx, 90*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		tab.T.Fatalf("%s: %v", what, err)
+	}
+}
+
+// Load runs actions that lead to a new page (a click on a link or a
+// button, a navigation) and returns the page's HTTP status.
+func (tab *Tab) Load(what string, actions ...chromedp.Action[chromedp.Void]) int64 {
+	tab.T.Helper()
+	ctx, cancel := context.WithTimeout(tab.Ctx, 90*time.Second)
+	defer cancel()
+	resp, err := chromedp.RunResponse(ctx, actions...)
+	if err != nil {
+		tab.T.Fatalf("%s: %v", what, err)
+	}
+	return resp.Status
+}
+
+// Eval evaluates a JavaScript expression on the tab's page (a promise is
+// awaited).
+func Eval[T any](tab *Tab, what, js string) T {
+	tab.T.Helper()
+	ctx, cancel := context.WithTimeout(tab.Ctx, 60*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		tab.T.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+// Until polls the JavaScript expression js on the page until it is true,
+// for at most within (a deadline, not a measure: generous, for a loaded
+// machine), and fails the test saying what was awaited.
+func Until(tab *Tab, what, js string, within time.Duration) {
+	tab.T.Helper()
+	ctx, cancel := context.WithTimeout(tab.Ctx, within)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
+		tab.T.Fatalf("waiting for %s (%s): %v", what, js, err)
+	}
+}
