@@ -5,6 +5,7 @@
 #   make fuzz    every Fuzz target of the edge module, FUZZTIME (20s) each (CI runs it after make test)
 #   make serve   the waiting room locally (see README.md)
 #   make panel-screenshot  docs/admin-panel.png: the admin panel in headless Chromium (tools/paneltest)
+#   make page-screenshots  docs/queue-*.png: the queue page in headless Chromium (tools/pagetest)
 #   make bin/wrconfig  the config checker: bin/wrconfig check devconfig.json; bin/wrconfig explain HOST PATH [flags]
 #   make conformance  the Fastly Go SDK's own test suites against the local host; rewrites README.md's table
 #   make bench   the benchmark: writes BENCHMARKS.md and docs/flashcrowd.svg (make bench-large: 1,000,000 visitors;
@@ -24,7 +25,7 @@ TINYGO_TEST := PATH="$(CURDIR)/bin:$$PATH" tools/build-wasm run-tinygo test -tar
 # Set in CI: a machine that should have TinyGo fails instead of skipping its leg.
 REQUIRE_TINYGO ?=
 
-.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz serve bench bench-large bench-floods bench-fairness bench-host panel-screenshot clean
+.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz serve bench bench-large bench-floods bench-fairness bench-host panel-screenshot page-screenshots clean
 
 build: bin/main.wasm
 
@@ -76,7 +77,12 @@ tools/fastlycli/node_modules: tools/fastlycli/package.json tools/fastlycli/packa
 	cd tools/fastlycli && npm ci --no-audit --no-fund
 	@touch tools/fastlycli/node_modules
 
-test-tools: bin/main.go.wasm tools/compat/node_modules tools/fastlycli/node_modules
+# axe-core, the accessibility checker tools/pagetest runs in Chromium.
+tools/pagetest/node_modules: tools/pagetest/package.json tools/pagetest/package-lock.json
+	cd tools/pagetest && npm ci --no-audit --no-fund
+	@touch tools/pagetest/node_modules
+
+test-tools: bin/main.go.wasm tools/compat/node_modules tools/fastlycli/node_modules tools/pagetest/node_modules
 	cd tools && WASM=$(CURDIR)/bin/main.go.wasm go test -count=1 -timeout 20m ./...
 
 # The TinyGo leg: the edge module's tests compiled by TinyGo, and every suite
@@ -88,9 +94,9 @@ test-tinygo:
 	else echo "SKIPPED the TinyGo leg (the build most users ship is not tested on this machine): $$why." \
 		"Install TinyGo >= 0.33.0 (here: ../shared/toolchains/install-tinygo) and run make test again."; fi
 
-test-tinygo-run: bin/main.tinygo.wasm $(WAZERO) tools/fastlycli/node_modules
+test-tinygo-run: bin/main.tinygo.wasm $(WAZERO) tools/fastlycli/node_modules tools/pagetest/node_modules
 	$(TINYGO_TEST) ./...
-	cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm go test -count=1 -timeout 20m ./e2e ./load ./fastlyhost ./attack ./rules ./paneltest ./apitest ./logs
+	cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm go test -count=1 -timeout 20m ./e2e ./load ./fastlyhost ./attack ./rules ./paneltest ./pagetest ./apitest ./logs
 
 # The Fastly Go SDK's own test suites (its integration_tests, end_to_end_tests and
 # the packages with a fastly.toml, from the module cache) against the local host, as
@@ -162,6 +168,12 @@ panel-screenshot: bin/main.go.wasm
 	cd tools && WASM=$(CURDIR)/bin/main.go.wasm PANEL_SCREENSHOT=$(CURDIR)/docs/admin-panel.png REQUIRE_CHROMIUM=1 \
 		go test -count=1 -run TestPanelInChromium ./paneltest
 
+# The queue page's screenshots in the README: tools/pagetest in headless
+# Chromium against the Go build, writing docs/queue-{en,de}-{desktop,phone}.png.
+page-screenshots: bin/main.go.wasm tools/pagetest/node_modules
+	cd tools && WASM=$(CURDIR)/bin/main.go.wasm SCREENSHOTS=$(CURDIR)/docs REQUIRE_CHROMIUM=1 \
+		go test -count=1 -run TestQueuePage ./pagetest
+
 # wrconfig checks a config and explains where a request goes (README.md, "Checking a config").
 bin/wrconfig: $(EDGE_SOURCES) $(wildcard tools/cmd/wrconfig/*.go) tools/go.mod
 	cd tools && go build -o ../bin/wrconfig ./cmd/wrconfig
@@ -171,4 +183,4 @@ serve: build
 	exec bin/serve -C fastly.toml -wasm bin/main.wasm
 
 clean:
-	rm -rf bin pkg tools/compat/node_modules tools/fastlycli/node_modules
+	rm -rf bin pkg tools/compat/node_modules tools/fastlycli/node_modules tools/pagetest/node_modules

@@ -18,6 +18,7 @@ package headless
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -76,8 +77,18 @@ type Tab struct {
 	T   testing.TB
 	Ctx context.Context
 
-	mu       sync.Mutex
-	problems []string
+	mu        sync.Mutex
+	problems  []string
+	responses []Response
+}
+
+// Response is an answer the tab received: to a page (Type "Document"),
+// a fetch ("Fetch"), a beacon ("Ping"), a script...
+type Response struct {
+	URL     string
+	Status  int64
+	Type    string
+	Headers map[string]string // names in lower case
 }
 
 // watchCSP reports every CSP violation to the console, where the tab's
@@ -95,6 +106,7 @@ func (b *Browser) Tab(t testing.TB, headers map[string]string) *Tab {
 	// Subscribed before the first page, so that none of its messages
 	// is missed.
 	messages := chromedp.Console(ctx)
+	responses := chromedp.Events(ctx, network.ResponseReceived)
 	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
 		t.Fatalf("opening a tab: %v", err)
 	}
@@ -125,7 +137,28 @@ func (b *Browser) Tab(t testing.TB, headers map[string]string) *Tab {
 			}
 		}
 	}()
+	go func() {
+		for ev, err := range responses {
+			if err != nil {
+				return
+			}
+			r := Response{URL: ev.Response.URL, Status: ev.Response.Status, Type: string(ev.Type), Headers: map[string]string{}}
+			for k, v := range ev.Response.Headers {
+				r.Headers[strings.ToLower(k)] = fmt.Sprint(v)
+			}
+			tab.mu.Lock()
+			tab.responses = append(tab.responses, r)
+			tab.mu.Unlock()
+		}
+	}()
 	return tab
+}
+
+// Responses returns the answers the tab received so far, in order.
+func (tab *Tab) Responses() []Response {
+	tab.mu.Lock()
+	defer tab.mu.Unlock()
+	return append([]Response(nil), tab.responses...)
 }
 
 // Problems returns what the browser reported since the last call, and
@@ -174,14 +207,36 @@ func Eval[T any](tab *Tab, what, js string) T {
 	return v
 }
 
-// Until polls the JavaScript expression js on the page until it is true,
-// for at most within (a deadline, not a measure: generous, for a loaded
-// machine), and fails the test saying what was awaited.
+// Until evaluates the JavaScript expression js on the page until it is
+// true (see Await). The page may navigate meanwhile: an evaluation that
+// fails on the way is tried again.
 func Until(tab *Tab, what, js string, within time.Duration) {
 	tab.T.Helper()
-	ctx, cancel := context.WithTimeout(tab.Ctx, within)
-	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
-		tab.T.Fatalf("waiting for %s (%s): %v", what, js, err)
+	var last error
+	ok := Await(within, func() bool {
+		ctx, cancel := context.WithTimeout(tab.Ctx, 10*time.Second)
+		defer cancel()
+		var ok bool
+		ok, last = chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		return last == nil && ok
+	})
+	if !ok {
+		tab.T.Fatalf("waited %v for %s (%s); last error: %v", within, what, js, last)
+	}
+}
+
+// Await tries cond every tenth of a second until it holds, for at most
+// within (a deadline, not a measure: generous, for a loaded machine), and
+// says whether it held.
+func Await(within time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(within)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -1,0 +1,44 @@
+// Package pagetest checks what visitors see in a real browser: headless
+// Chromium (Debian's chromium, driven from Go with chromedp through
+// tools/headless, as tools/paneltest drives the admin panel) against the
+// real wasm ($WASM, else bin/main.wasm) in the local stack
+// (tools/devstack), with real Redis behind the Upstash stand-in. make test
+// runs it against the Go and the TinyGo build.
+//
+// TestQueuePage puts three visitors in line behind the one who holds a
+// room's only place, opens the queue page and checks, by the page's DOM
+// contract (README.md, "The queue page"):
+//
+//   - the place, the people ahead, the wait, the time of the update, the
+//     progress bar, the polite live region, the operator's message and
+//     the visible refresh link render; the language follows
+//     Accept-Language (English, German);
+//   - no Refresh header and no timed refresh outside <noscript> (WCAG
+//     F41), and a strict Content-Security-Policy (hashes, no
+//     unsafe-inline); the browser reports no CSP violation, console error
+//     or exception while the page runs its script;
+//   - axe-core (npm, tools/pagetest/package.json) finds no WCAG 2.0, 2.1
+//     or 2.2 A or AA violation on the queue page in two languages, at
+//     desktop width, at 320 px (where the page must not scroll sideways)
+//     and with text at 200%, nor on the busy and the closed pages;
+//   - an admission through the admin API moves the place without a reload
+//     (a marker set on the page survives), and announces it; admitting the
+//     visitor takes them to the page they asked for, on the origin;
+//   - without JavaScript the page shows the refresh link and reloads
+//     itself by its <noscript> refresh.
+//
+// It logs the page's weight in bytes and its first paint and first
+// contentful paint (the performance API), and writes screenshots (desktop
+// 1280×800 and phone 390×844, English and German) to $SCREENSHOTS when it
+// is set (make page-screenshots: docs/queue-*.png, shown in the README).
+//
+// TestOriginPageScript checks the heartbeat script on an origin page (the
+// demo origin's includes it): an idle reader's session outlives the room's
+// inactivity timeout while their page pings, and in a room with
+// leave_beacon the departure beacon frees their place when the page goes.
+//
+// Without a chromium on PATH, or axe-core in node_modules, the tests are
+// skipped with a line that says so, unless REQUIRE_CHROMIUM is set, as CI
+// sets it: there either missing fails. Every wait is a generous deadline
+// for a loaded machine, never a measure.
+package pagetest

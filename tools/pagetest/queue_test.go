@@ -1,0 +1,284 @@
+package pagetest
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/edgequeue/waitingroom/tools/devstack"
+	"github.com/edgequeue/waitingroom/tools/headless"
+	"github.com/edgequeue/waitingroom/tools/upstashdev"
+)
+
+// asked is the page the visitor asked for: where admission must take them.
+const asked = "/products/42?colour=blue"
+
+// shown is what the queue page shows, read by its DOM contract's ids.
+type shown struct {
+	Lang, DataLang, Refresh        string
+	Position, Ahead, Wait, Updated string
+	UpdatedIsTime                  bool
+	Datetime                       string
+	Progress                       bool
+	ProgressValue, ProgressMax     float64
+	Live, Status                   string
+	RefreshLink                    bool
+	Message                        string
+	MetaRefresh, NoscriptRefresh   string
+}
+
+func read(tab *headless.Tab) shown {
+	tab.T.Helper()
+	return headless.Eval[shown](tab, "reading the queue page", `(() => {
+		const $ = id => document.getElementById(id), text = id => $(id) ? $(id).textContent.trim() : "";
+		const main = document.querySelector("main#wr-queue"), p = $("wr-progress"), u = $("wr-updated"), a = $("wr-refresh");
+		const meta = document.querySelector('meta[http-equiv="refresh" i]');
+		const ns = [...document.querySelectorAll("head noscript")].map(n => n.innerHTML).join("");
+		const nsMeta = ns.match(/http-equiv=["']?refresh["']?\s+content=["']?(\d+)/i);
+		return {Lang: document.documentElement.lang, DataLang: main ? main.dataset.lang : "", Refresh: main ? main.dataset.refresh : "",
+			Position: text("wr-position"), Ahead: text("wr-ahead"), Wait: text("wr-wait"), Updated: text("wr-updated"),
+			UpdatedIsTime: !!u && u.tagName === "TIME", Datetime: u ? u.getAttribute("datetime") || "" : "",
+			Progress: !!p && p.tagName === "PROGRESS", ProgressValue: p ? p.value : 0, ProgressMax: p ? p.max : 0,
+			Live: $("wr-status") ? $("wr-status").getAttribute("aria-live") || "" : "", Status: text("wr-status"),
+			RefreshLink: !!a && a.tagName === "A" && a.hasAttribute("href") && a.getClientRects().length > 0,
+			Message: text("wr-message"),
+			MetaRefresh: meta && !meta.closest("noscript") ? meta.content : "",
+			NoscriptRefresh: meta && meta.closest("noscript") ? meta.content : (nsMeta ? nsMeta[1] : "")};
+	})()`)
+}
+
+// lineUp sends n visitors to the shop's line, outside the browser.
+func lineUp(t *testing.T, st *stack, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		st.visitor().waits(t, "/")
+	}
+}
+
+// TestQueuePage: see the package's doc.
+func TestQueuePage(t *testing.T) {
+	headless.Chromium(t, suite)
+	axe := axeSource(t)
+	st := start(t)
+	st.visitor().in(t, "/") // the only place, held for the whole run
+	lineUp(t, st, 3)
+	br := headless.Start(t, suite, 1280, 800)
+	en := br.Tab(t, map[string]string{"Accept-Language": "en-GB,en;q=0.9"})
+
+	t.Run("renders", func(t *testing.T) {
+		en.T = t
+		if status := open(en, st.HostURL+asked); status != int64(http.StatusOK) {
+			t.Fatalf("the queue page answered %d", status)
+		}
+		s := read(en)
+		t.Logf("the queue page shows %+v", s)
+		if s.Lang != "en" || s.DataLang != "en" {
+			t.Errorf(`<html lang=%q>, <main data-lang=%q>; want "en" for Accept-Language en-GB`, s.Lang, s.DataLang)
+		}
+		if s.Position != "4" || s.Ahead != "3" {
+			t.Errorf("place %q with %q ahead; want 4 and 3 (three visitors arrived first)", s.Position, s.Ahead)
+		}
+		if s.Wait == "" || !s.UpdatedIsTime || s.Datetime == "" || s.Updated == "" {
+			t.Errorf("wait %q, updated %q (a <time>: %v, datetime %q): want a wait and the time of the update", s.Wait, s.Updated, s.UpdatedIsTime, s.Datetime)
+		}
+		if !s.Progress || s.ProgressMax <= 0 || s.ProgressValue < 0 || s.ProgressValue > s.ProgressMax {
+			t.Errorf("progress: a <progress> %v, value %v of %v", s.Progress, s.ProgressValue, s.ProgressMax)
+		}
+		if s.Live != "polite" {
+			t.Errorf(`#wr-status aria-live=%q, want "polite"`, s.Live)
+		}
+		if !s.RefreshLink || s.MetaRefresh != "" || s.NoscriptRefresh == "" {
+			t.Errorf("refresh: a visible link %v, a timed refresh outside <noscript> %q (want none: WCAG F41), inside %q (want one)",
+				s.RefreshLink, s.MetaRefresh, s.NoscriptRefresh)
+		}
+		if s.Message != "The summer sale is on: thank you for waiting." {
+			t.Errorf("the operator's message %q", s.Message)
+		}
+		if n, err := strconv.Atoi(s.Refresh); err != nil || n < 1 {
+			t.Errorf("data-refresh %q, want the seconds between polls", s.Refresh)
+		}
+		doc := lastDocument(t, en)
+		if r := doc.Headers["refresh"]; r != "" {
+			t.Errorf("the page's answer carries Refresh: %s: it reloads the page with scripting on (WCAG F41)", r)
+		}
+		csp := doc.Headers["content-security-policy"]
+		for _, want := range []string{"default-src 'none'", "script-src 'sha256-", "style-src 'sha256-", "connect-src 'self'", "frame-ancestors 'none'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("the page's Content-Security-Policy %q lacks %q", csp, want)
+			}
+		}
+		if strings.Contains(csp, "unsafe-inline") {
+			t.Errorf("the page's Content-Security-Policy %q allows unsafe-inline", csp)
+		}
+	})
+
+	// What the page costs a visitor, for the record (the machine's load
+	// decides the time: reported, never asserted).
+	t.Run("weight", func(t *testing.T) {
+		en.T = t
+		type cost struct {
+			Transfer, Body, Decoded float64
+			Resources               []string
+			FirstPaint, FCP         float64
+		}
+		headless.Until(en, "the first contentful paint", `performance.getEntriesByName("first-contentful-paint").length > 0`, within)
+		c := headless.Eval[cost](en, "the page's cost", `(() => {
+			const nav = performance.getEntriesByType("navigation")[0];
+			const paint = name => (performance.getEntriesByName(name)[0] || {startTime: -1}).startTime;
+			return {Transfer: nav.transferSize, Body: nav.encodedBodySize, Decoded: nav.decodedBodySize,
+				Resources: performance.getEntriesByType("resource").filter(r => r.initiatorType !== "fetch").map(r => r.name),
+				FirstPaint: paint("first-paint"), FCP: paint("first-contentful-paint")};
+		})()`)
+		t.Logf("the queue page: %.0f bytes of HTML (%.0f on the wire with headers), first paint %.0f ms, first contentful paint %.0f ms after navigation",
+			c.Decoded, c.Transfer, c.FirstPaint, c.FCP)
+		if len(c.Resources) > 0 {
+			t.Errorf("the page loaded %q: everything must be inline", c.Resources)
+		}
+	})
+
+	t.Run("accessible", func(t *testing.T) {
+		en.T = t
+		accessible(en, axe, "the queue page in English, desktop")
+		narrow.set(en)
+		accessible(en, axe, "the queue page in English, 320 px")
+		noHorizontalScroll(en, "the queue page at 320 px")
+		desktop.set(en)
+		textSize(en, 200)
+		accessible(en, axe, "the queue page in English, text at 200%")
+		noHorizontalScroll(en, "the queue page with text at 200%")
+		textSize(en, 100)
+	})
+
+	t.Run("live", func(t *testing.T) {
+		en.T = t
+		before := read(en)
+		headless.Eval[bool](en, "marking the page", `window.__marker = 1; true`)
+		documents := len(documentsOf(en))
+		st.admit(t, "shop", 1)
+		headless.Until(en, "the place to move without a reload",
+			`document.getElementById("wr-position").textContent.trim() === "3" && window.__marker === 1`, within)
+		after := read(en)
+		if after.Ahead != "2" || after.Updated == "" {
+			t.Errorf("after one admission: %+v (before: %+v); want 2 ahead and the time of the update", after, before)
+		}
+		headless.Until(en, "the change announced", `document.getElementById("wr-status").textContent.includes("3")`, within)
+		if n := len(documentsOf(en)); n != documents {
+			t.Errorf("%d pages loaded while the place moved: the page reloaded", n-documents)
+		}
+	})
+
+	t.Run("no script", func(t *testing.T) {
+		tab := br.Tab(t, map[string]string{"Accept-Language": "en"})
+		noScript(tab, true)
+		if status := open(tab, st.HostURL+"/no-script"); status != int64(http.StatusOK) {
+			t.Fatalf("the queue page answered %d", status)
+		}
+		s := read(tab)
+		if !s.RefreshLink || s.NoscriptRefresh != s.Refresh {
+			t.Errorf("without JavaScript: a visible refresh link %v, the <noscript> refresh %q (want every %s s)", s.RefreshLink, s.NoscriptRefresh, s.Refresh)
+		}
+		// The noscript refresh reloads the page: a second document comes.
+		waitDocuments(t, tab, 2)
+		checkProblems(t, tab)
+	})
+
+	t.Run("German", func(t *testing.T) {
+		de := br.Tab(t, map[string]string{"Accept-Language": "de-AT,de;q=0.9,en;q=0.5"})
+		if status := open(de, st.HostURL+"/de"); status != int64(http.StatusOK) {
+			t.Fatalf("the queue page answered %d", status)
+		}
+		s := read(de)
+		if s.Lang != "de" || s.DataLang != "de" {
+			t.Errorf(`<html lang=%q>, <main data-lang=%q>; want "de" for Accept-Language de-AT`, s.Lang, s.DataLang)
+		}
+		accessible(de, axe, "the queue page in German")
+		for _, v := range []viewport{desktop, phone} {
+			v.set(de)
+			screenshot(de, "de-"+v.name)
+		}
+		checkProblems(t, de)
+	})
+
+	t.Run("screenshots", func(t *testing.T) {
+		en.T = t
+		for _, v := range []viewport{desktop, phone} {
+			v.set(en)
+			screenshot(en, "en-"+v.name)
+		}
+		desktop.set(en)
+	})
+
+	t.Run("admission", func(t *testing.T) {
+		en.T = t
+		headless.Eval[bool](en, "marking the page", `window.__marker = 1; true`)
+		st.admit(t, "shop", 10)
+		headless.Until(en, "the visitor to reach the page they asked for",
+			`location.pathname + location.search === "`+asked+`" && document.body.textContent.includes("`+devstack.OriginReached+`")`, within)
+		if body := headless.Eval[string](en, "the origin's page", `document.body.textContent`); !strings.Contains(body, asked) {
+			t.Errorf("the origin's page says %q, want the address asked for, %s", body, asked)
+		}
+	})
+	checkProblems(t, en)
+	// Chromium asks for /favicon.ico unless the page names an icon: a
+	// request into the room, a store call for each page view.
+	if strings.Contains(st.logs.String(), `"path":"/favicon.ico"`) {
+		t.Error(`the queue page led Chromium to ask the room for /favicon.ico: the page must name its icon (e.g. <link rel="icon" href="data:,">)`)
+	}
+
+	t.Run("busy", func(t *testing.T) {
+		tab := br.Tab(t, map[string]string{"Accept-Language": "en"})
+		st.Upstash.SetFaults(upstashdev.Faults{Drop: true})
+		status := open(tab, st.HostURL+"/busy")
+		st.Upstash.SetFaults(upstashdev.Faults{})
+		if status != http.StatusServiceUnavailable {
+			t.Fatalf("with the store down the page answered %d, want 503 (busy)", status)
+		}
+		if lang := headless.Eval[string](tab, "the language", `document.documentElement.lang`); lang != "en" {
+			t.Errorf("the busy page's lang %q", lang)
+		}
+		accessible(tab, axe, "the busy page")
+		checkProblems(t, tab)
+	})
+
+	t.Run("closed", func(t *testing.T) {
+		tab := br.Tab(t, map[string]string{"Accept-Language": "de"})
+		if status := open(tab, st.HostURL+"/outlet/"); status != http.StatusServiceUnavailable {
+			t.Fatalf("the closed room answered %d, want 503", status)
+		}
+		if lang := headless.Eval[string](tab, "the language", `document.documentElement.lang`); lang != "de" {
+			t.Errorf("the closed page's lang %q, want de", lang)
+		}
+		accessible(tab, axe, "the closed page")
+		checkProblems(t, tab)
+	})
+}
+
+// documentsOf is the pages the tab loaded.
+func documentsOf(tab *headless.Tab) []headless.Response {
+	var docs []headless.Response
+	for _, r := range tab.Responses() {
+		if r.Type == "Document" {
+			docs = append(docs, r)
+		}
+	}
+	return docs
+}
+
+// lastDocument is the answer of the page the tab shows.
+func lastDocument(t *testing.T, tab *headless.Tab) headless.Response {
+	t.Helper()
+	docs := documentsOf(tab)
+	if len(docs) == 0 {
+		t.Fatal("the tab received no page")
+	}
+	return docs[len(docs)-1]
+}
+
+// waitDocuments waits until the tab has loaded n pages.
+func waitDocuments(t *testing.T, tab *headless.Tab, n int) {
+	t.Helper()
+	if !headless.Await(within, func() bool { return len(documentsOf(tab)) >= n }) {
+		t.Fatalf("the tab loaded %d pages in %v, want %d", len(documentsOf(tab)), within, n)
+	}
+}

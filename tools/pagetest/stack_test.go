@@ -1,0 +1,156 @@
+package pagetest
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgequeue/waitingroom/edge"
+	"github.com/edgequeue/waitingroom/tools/devstack"
+	"github.com/edgequeue/waitingroom/tools/fastlyhost"
+)
+
+// The rooms, each for one part of the suite. The shop holds one visitor
+// at a time, so that everyone after the first waits, and keeps the
+// waiting for the whole run (long timeouts: the line moves only when the
+// test moves it). The reading room forgets an idle visitor after 10 s, the
+// shortest inactivity timeout, and the exit room frees a place when its
+// visitor's page goes (leave_beacon). The outlet is closed.
+const (
+	shopRoom = `{"paths":["/"],"max_active_users":1,"refresh_seconds":2,"queue_timeout":3600,"claim_window":3600,` +
+		`"inactivity_timeout":3600,"session_duration":3600,"title":"Example Shop",` +
+		`"message":"The summer sale is on: thank you for waiting."}`
+	readingRoom = `{"paths":["/read/"],"max_active_users":1,"refresh_seconds":2,"queue_timeout":3600,"inactivity_timeout":10,"session_duration":3600}`
+	exitRoom    = `{"paths":["/away/"],"max_active_users":1,"refresh_seconds":2,"queue_timeout":3600,` +
+		`"inactivity_timeout":3600,"session_duration":3600,"leave_beacon":true}`
+	outletRoom = `{"paths":["/outlet/"],"mode":"reject","max_active_users":1}`
+)
+
+// storeTimeout keeps a loaded machine's store calls from answering busy.
+const storeTimeout = 5 * time.Second
+
+// stack is the running service and what the test needs of it.
+type stack struct {
+	*devstack.Stack
+	logs     *devstack.LogBuffer
+	apiToken string
+}
+
+// start runs the stack around the wasm under test ($WASM) with the rooms.
+func start(t *testing.T) *stack {
+	t.Helper()
+	logs := &devstack.LogBuffer{}
+	opts := devstack.ForTest(logs, 60*time.Second)
+	opts.Adjust = func(m *fastlyhost.Manifest) {
+		devstack.SetRooms(m, storeTimeout, [2]string{"shop", shopRoom}, [2]string{"reading", readingRoom},
+			[2]string{"exit", exitRoom}, [2]string{"outlet", outletRoom})
+	}
+	st, err := devstack.Start(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the stack's log:\n%s", logs.String())
+		}
+	})
+	return &stack{Stack: st, logs: logs, apiToken: string(st.Manifest.SecretStores[devstack.SecretStore][edge.SecretAPIToken])}
+}
+
+// admit lets the next n of room's line in, as an operator does through
+// the admin API.
+func (s *stack) admit(t *testing.T, room string, n int) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.HostURL+edge.DefaultAPIPath+"/rooms/"+room+"/admit",
+		strings.NewReader(`{"n":`+strconv.Itoa(n)+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.apiToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("admit %d in %s: %d %s", n, room, resp.StatusCode, body)
+	}
+}
+
+// visitor is a visitor outside the browser: a client with its own
+// cookies that follows the service's redirects.
+type visitor struct {
+	c   *http.Client
+	url string
+}
+
+func (s *stack) visitor() *visitor {
+	jar, _ := cookiejar.New(nil)
+	return &visitor{c: &http.Client{Jar: jar, Timeout: 60 * time.Second}, url: s.HostURL}
+}
+
+// place asks for path as a script does (Accept: application/json) and
+// reads where the visitor stands: waiting, or admitted (the origin's
+// page). An arrival that answers "joining" without a redirect to follow
+// is asked again, as a client of the JSON contract does.
+func (v *visitor) place(t *testing.T, path string) devstack.Place {
+	t.Helper()
+	for range 3 {
+		if p := v.ask(t, path); p.Status != "joining" {
+			return p
+		}
+	}
+	t.Fatalf("%s: still joining after 3 requests", path)
+	return devstack.Place{}
+}
+
+func (v *visitor) ask(t *testing.T, path string) devstack.Place {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, v.url+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "Mozilla/5.0 (pagetest visitor)")
+	resp, err := v.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body bytes.Buffer
+	if _, err := io.Copy(&body, resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	p, err := devstack.ReadPlace(body.String())
+	if err != nil {
+		t.Fatalf("%s answered %d %q: %v", path, resp.StatusCode, body.String(), err)
+	}
+	return p
+}
+
+// in sends the visitor to path and fails unless it gets in.
+func (v *visitor) in(t *testing.T, path string) {
+	t.Helper()
+	if p := v.place(t, path); p.Status != "admitted" {
+		t.Fatalf("a visitor to %s: %+v, want admitted", path, p)
+	}
+}
+
+// waits sends the visitor to path and fails unless it is in line.
+func (v *visitor) waits(t *testing.T, path string) devstack.Place {
+	t.Helper()
+	p := v.place(t, path)
+	if p.Status != "waiting" {
+		t.Fatalf("a visitor to %s: %+v, want waiting", path, p)
+	}
+	return p
+}
