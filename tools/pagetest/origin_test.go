@@ -3,6 +3,7 @@ package pagetest
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,8 +69,9 @@ func TestOriginPageScript(t *testing.T) {
 		checkProblems(t, reader)
 	})
 
-	// In the exit room (leave_beacon, and an hour's inactivity timeout)
-	// the visitor's page going away frees the place at once.
+	// In the exit room (leave_beacon) the visitor's page going away ends
+	// their session at once: the edge says so, and the next visitor gets
+	// the place when the ended pass can no longer admit (10 s).
 	t.Run("beacon", func(t *testing.T) {
 		leaver := br.Tab(t, nil)
 		reading(t, leaver, st, "/away/story")
@@ -82,9 +84,16 @@ func TestOriginPageScript(t *testing.T) {
 		next.waits(t, "/away/")
 		checkProblems(t, leaver)
 		leaver.Do("leaving the page", chromedp.Navigate("about:blank"))
+		if !headless.Await(within, func() bool { return strings.Contains(st.logs.String(), "room exit: visitor left") }) {
+			t.Fatal("the reader's page went away and the edge ended no session: no departure beacon came")
+		}
 		var p devstack.Place
-		if !headless.Await(within, func() bool { p = next.place(t, "/away/"); return p.Status == "admitted" }) {
-			t.Fatalf("after the reader's page went away the next visitor is %s, want admitted: the beacon did not free the place", p.Status)
+		if !headless.Await(within, func() bool {
+			time.Sleep(time.Second) // as a waiting page polls, not faster
+			p = next.place(t, "/away/")
+			return p.Status == "admitted"
+		}) {
+			t.Fatalf("after the reader left, the next visitor is %s, want admitted", p.Status)
 		}
 	})
 }

@@ -21,14 +21,16 @@ import (
 // waiting for the whole run (long timeouts: the line moves only when the
 // test moves it). The reading room forgets an idle visitor after 10 s, the
 // shortest inactivity timeout, and the exit room frees a place when its
-// visitor's page goes (leave_beacon). The outlet is closed.
+// visitor's page goes (leave_beacon; an ended session's place is held
+// while its pass may still admit without the store, a third of the
+// inactivity timeout). The outlet is closed.
 const (
 	shopRoom = `{"paths":["/"],"max_active_users":1,"refresh_seconds":2,"queue_timeout":3600,"claim_window":3600,` +
 		`"inactivity_timeout":3600,"session_duration":3600,"title":"Example Shop",` +
 		`"message":"The summer sale is on: thank you for waiting."}`
 	readingRoom = `{"paths":["/read/"],"max_active_users":1,"refresh_seconds":2,"queue_timeout":3600,"inactivity_timeout":10,"session_duration":3600}`
 	exitRoom    = `{"paths":["/away/"],"max_active_users":1,"refresh_seconds":2,"queue_timeout":3600,` +
-		`"inactivity_timeout":3600,"session_duration":3600,"leave_beacon":true}`
+		`"inactivity_timeout":30,"session_duration":3600,"leave_beacon":true}`
 	outletRoom = `{"paths":["/outlet/"],"mode":"reject","max_active_users":1}`
 )
 
