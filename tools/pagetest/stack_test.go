@@ -27,7 +27,8 @@ import (
 const (
 	shopRoom = `{"paths":["/"],"max_active_users":1,"refresh_seconds":2,"queue_timeout":3600,"claim_window":3600,` +
 		`"inactivity_timeout":3600,"session_duration":3600,"title":"Example Shop",` +
-		`"message":"The summer sale is on: thank you for waiting."}`
+		`"message":"The summer sale is on: thank you for waiting.",` +
+		`"texts":{"de":{"message":"Der Sommerschlussverkauf läuft: danke fürs Warten."}}}`
 	readingRoom = `{"paths":["/read/"],"max_active_users":1,"refresh_seconds":2,"queue_timeout":3600,"inactivity_timeout":10,"session_duration":3600}`
 	exitRoom    = `{"paths":["/away/"],"max_active_users":1,"refresh_seconds":2,"queue_timeout":3600,` +
 		`"inactivity_timeout":30,"session_duration":3600,"leave_beacon":true}`
