@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/edgequeue/waitingroom/tools/devstack"
 	"github.com/edgequeue/waitingroom/tools/headless"
 	"github.com/edgequeue/waitingroom/tools/upstashdev"
@@ -173,6 +176,49 @@ func TestQueuePage(t *testing.T) {
 		if n := len(documentsOf(en)); n != documents {
 			t.Errorf("%d pages loaded while the place moved: the page reloaded", n-documents)
 		}
+		// Polls that find the place unchanged announce nothing: a
+		// screen reader hears the page only when the place moves.
+		headless.Eval[bool](en, "watching the live region", `window.__announced = 0;
+			new MutationObserver(() => window.__announced++).observe(document.getElementById("wr-status"), {childList: true, characterData: true, subtree: true});
+			true`)
+		polls := len(fetchesOf(en))
+		if !headless.Await(within, func() bool { return len(fetchesOf(en)) >= polls+3 }) {
+			t.Fatalf("the page polled %d times in %v, want 3", len(fetchesOf(en))-polls, within)
+		}
+		if n := headless.Eval[int](en, "the announcements", `window.__announced`); n != 0 {
+			t.Errorf("the live region changed %d times over 3 polls that found the place unchanged", n)
+		}
+	})
+
+	t.Run("keyboard and motion", func(t *testing.T) {
+		en.T = t
+		// Tab reaches the refresh link, which shows where the focus is.
+		var outline string
+		for range 10 {
+			en.Do("Tab", chromedp.KeyEvent(kb.Tab))
+			if headless.Eval[bool](en, "the focus", `document.activeElement.id === "wr-refresh"`) {
+				outline = headless.Eval[string](en, "the focus ring", `(s => s.outlineStyle + " " + s.outlineWidth)(getComputedStyle(document.activeElement))`)
+				break
+			}
+		}
+		if outline == "" || strings.HasPrefix(outline, "none") || strings.HasSuffix(outline, " 0px") {
+			t.Errorf("the refresh link's focus ring: %q (reached by Tab: %v)", outline, outline != "")
+		}
+		// A reader who asks for less motion gets none.
+		if _, err := chromedp.Call(en.Ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-reduced-motion", Value: "reduce"}}}); err != nil {
+			t.Fatal(err)
+		}
+		moving := headless.Eval[[]string](en, "what moves", `[...document.querySelectorAll("*")].filter(e => {
+			const s = getComputedStyle(e);
+			return s.animationName !== "none" || s.transitionDuration.split(",").some(d => parseFloat(d) > 0);
+		}).map(e => e.tagName + (e.id ? "#" + e.id : ""))`)
+		if len(moving) > 0 {
+			t.Errorf("with prefers-reduced-motion: reduce, these still move: %q", moving)
+		}
+		if _, err := chromedp.Call(en.Ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{}); err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	t.Run("no script", func(t *testing.T) {
@@ -283,6 +329,17 @@ func documentsOf(tab *headless.Tab) []headless.Response {
 		}
 	}
 	return docs
+}
+
+// fetchesOf is the answers to the page's script.
+func fetchesOf(tab *headless.Tab) []headless.Response {
+	var out []headless.Response
+	for _, r := range tab.Responses() {
+		if r.Type == "Fetch" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // lastDocument is the answer of the page the tab shows.
