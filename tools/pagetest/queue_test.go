@@ -169,7 +169,7 @@ func TestQueuePage(t *testing.T) {
 		headless.Until(en, "the place to move without a reload",
 			`document.getElementById("wr-position").textContent.trim() === "3" && window.__marker === 1`, within)
 		after := read(en)
-		if after.Ahead != "2" || after.Updated == "" {
+		if after.Ahead != "2" || after.Updated == "" || after.Datetime == before.Datetime {
 			t.Errorf("after one admission: %+v (before: %+v); want 2 ahead and the time of the update", after, before)
 		}
 		headless.Until(en, "the change announced", `document.getElementById("wr-status").textContent.includes("3")`, within)
