@@ -96,6 +96,10 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 		s.leave(ctx, w, r, settings)
 	case ToInvite:
 		s.invite(ctx, w, r, t, settings)
+	case ToHeartbeat:
+		s.heartbeatPing(ctx, w, r, settings)
+	case ToHeartbeatScript:
+		s.heartbeatScript(w, r)
 	case ToUnavailable:
 		s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
 			"This site's waiting room is being set up. Please try again in a minute.")

@@ -1,0 +1,33 @@
+package heartbeat
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestScript: the script is small, names the paths the edge serves, and
+// its version changes with its content.
+func TestScript(t *testing.T) {
+	if n := len(Script); n == 0 || n > 1536 {
+		t.Errorf("the script is %d bytes, want 1 to 1536", n)
+	}
+	for _, want := range []string{`"` + Path + `"`, `"/_wr/leave"`, "visibilityState", "pagehide", "sendBeacon", "next_seconds", "leave_beacon"} {
+		if !strings.Contains(Script, want) {
+			t.Errorf("the script does not hold %s", want)
+		}
+	}
+	v := Version()
+	if len(v) != 16 || strings.Trim(v, "0123456789abcdef") != "" {
+		t.Errorf("version %q, want 16 hex digits", v)
+	}
+	saved := Script
+	defer func() { Script = saved }()
+	Script += " "
+	if Version() == v {
+		t.Error("the version did not change with the script")
+	}
+	Script = saved
+	if want := `<script src="/_wr/heartbeat.js?v=` + v + `" defer></script>`; Tag() != want {
+		t.Errorf("tag %s, want %s", Tag(), want)
+	}
+}
