@@ -6,7 +6,6 @@ package edge
 
 import (
 	"context"
-	"time"
 
 	"github.com/edgequeue/waitingroom/heartbeat"
 	"github.com/edgequeue/waitingroom/queue"
@@ -81,7 +80,7 @@ func (s *Service) heartbeatPing(ctx context.Context, w fsthttp.ResponseWriter, r
 		if c := s.cookie(room, d); c != "" {
 			w.Header().Add("Set-Cookie", c)
 		}
-		every := int((room.At(s.Now).Heartbeat() + time.Second - 1) / time.Second)
+		every := heartbeat.Every(room.At(s.Now).Heartbeat())
 		if answer.NextSeconds == 0 || every < answer.NextSeconds {
 			answer.NextSeconds = every
 		}

@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	_ "embed" // the script
 	"encoding/hex"
+	"time"
 )
 
 // The edge's paths for the heartbeat: the script pings Path, and pages load
@@ -30,6 +31,13 @@ var Script string
 func Version() string {
 	sum := sha256.Sum256([]byte(Script))
 	return hex.EncodeToString(sum[:8])
+}
+
+// Every is the seconds between the script's pings for a room whose
+// heartbeat (queue.Room.Heartbeat) is h: rounded up, so that each ping
+// finds the session's renewal due, and at least one.
+func Every(h time.Duration) int {
+	return max(1, int((h+time.Second-1)/time.Second))
 }
 
 // Tag is the element an origin page includes to run the heartbeat.

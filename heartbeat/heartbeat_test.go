@@ -3,7 +3,25 @@ package heartbeat
 import (
 	"strings"
 	"testing"
+	"time"
 )
+
+func TestEvery(t *testing.T) {
+	for _, tc := range []struct {
+		h    time.Duration
+		want int
+	}{
+		{10 * time.Second, 10},
+		{10 * time.Second / 3, 4},
+		{20*time.Second + time.Millisecond, 21},
+		{time.Millisecond, 1},
+		{0, 1},
+	} {
+		if got := Every(tc.h); got != tc.want {
+			t.Errorf("Every(%v) = %d, want %d", tc.h, got, tc.want)
+		}
+	}
+}
 
 // TestScript: the script is small, names the paths the edge serves, and
 // its version changes with its content.

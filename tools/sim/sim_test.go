@@ -144,3 +144,41 @@ func TestModels(t *testing.T) {
 		}
 	})
 }
+
+// TestHeartbeat: pages that ping keep their visitors' sessions under an
+// inactivity timeout shorter than the time between their requests (the
+// 10 s room: a lapse would fail the run), and a shorter timeout gives the
+// places of visitors who left silently back sooner: less capacity held by
+// the gone, more by the living, for more store calls per visitor-minute.
+func TestHeartbeat(t *testing.T) {
+	var reps []Report
+	for _, s := range HeartbeatScenarios {
+		room, err := s.Room(`"max_active_users":100`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := s.Config(crowd(1000, 100), room)
+		if (cfg.Heartbeat > 0) != s.Heartbeat {
+			t.Fatalf("%s: pings every %v", s.Name, cfg.Heartbeat)
+		}
+		addr := redistest.Start(t)
+		rep := runPolicy(t, cfg, NewOurs(addr, room), addr)
+		t.Logf("%s: utilisation %.3f, held by the gone %.3f, keep-alive calls per visitor-minute %.2f, pings %d",
+			s.Name, rep.Utilisation, rep.IdleHeld, rep.KeepCallsPerMinute(), rep.Requests["heartbeat"])
+		if rep.Overshoot != 0 {
+			t.Errorf("%s: overshoot %d", s.Name, rep.Overshoot)
+		}
+		if (rep.Requests["heartbeat"] > 0) != s.Heartbeat {
+			t.Errorf("%s: %d pings", s.Name, rep.Requests["heartbeat"])
+		}
+		reps = append(reps, rep)
+	}
+	for i := 1; i < len(reps); i++ {
+		a, b := reps[i-1], reps[i]
+		if !(b.IdleHeld < a.IdleHeld && b.Utilisation > a.Utilisation && b.KeepCallsPerMinute() > a.KeepCallsPerMinute()) {
+			t.Errorf("%s after %s: held by the gone %.3f→%.3f, utilisation %.3f→%.3f, calls per visitor-minute %.2f→%.2f: want less, more, more",
+				HeartbeatScenarios[i].Name, HeartbeatScenarios[i-1].Name, a.IdleHeld, b.IdleHeld, a.Utilisation, b.Utilisation,
+				a.KeepCallsPerMinute(), b.KeepCallsPerMinute())
+		}
+	}
+}
