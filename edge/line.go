@@ -111,9 +111,9 @@ func (j joinCounter) Join(room *queue.Room, client string) (bool, error) {
 func (s *Service) arrival(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
+	h.Set("Retry-After", "0")
 	h.Add("Set-Cookie", s.cookie(room, d))
 	if s.asked.passHeader {
-		h.Set("Retry-After", "0")
 		s.json(w, fsthttp.StatusAccepted, arrivalJSON{room.Name, "joining", 0, 0})
 		return
 	}
