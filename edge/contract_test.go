@@ -284,7 +284,7 @@ func TestJSONStates(t *testing.T) {
 		cookie         bool // a Set-Cookie is given
 	}{
 		{"joining: a browser's fetch follows the redirect", outWaiting, "app.test", "/a?b=1", func(*contractCase) []string { return json },
-			fsthttp.StatusTemporaryRedirect, "joining", "", "", 0, 0, true},
+			fsthttp.StatusTemporaryRedirect, "joining", "0", "", 0, 0, true},
 		{"waiting, with the room's queue_status_code", outWaiting, "app.test", "/", func(c *contractCase) []string {
 			return with(json, "Cookie", "wr_app="+c.pass(t, queue.Ticket, "app"))
 		}, fsthttp.StatusAccepted, "waiting", "", "", 1, 0, true},
