@@ -145,26 +145,26 @@ const ClosedRetry = 5 * time.Minute
 // closed refuses a visitor without a session in a room that lets nobody
 // new in (reject mode, or closed live by the operator).
 func (s *Service) closed(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
-	retry := int(ClosedRetry / time.Second)
-	w.Header().Set("Retry-After", strconv.Itoa(retry))
-	if wantsJSON(r) {
-		w.Header().Set("Cache-Control", "no-store")
-		s.json(w, fsthttp.StatusServiceUnavailable, busyJSON{room.Name, "closed", retry})
-		return
-	}
-	s.problem(w, fsthttp.StatusServiceUnavailable, "Closed for now",
+	s.refuse(w, r, room, fsthttp.StatusServiceUnavailable, "closed", ClosedRetry, "Closed for now",
 		"This part of the site is closed at the moment. Please come back later.")
 }
 
 // limited refuses a join from a client that joined too often.
 func (s *Service) limited(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
-	retry := int(time.Minute / time.Second)
-	w.Header().Set("Retry-After", strconv.Itoa(retry))
+	s.refuse(w, r, room, fsthttp.StatusTooManyRequests, "limited", time.Minute, "Too many attempts to join",
+		"Your network has joined this line many times in the last minute, so this attempt was not let in. Please wait a minute and try again; if you already hold a place, keep using the page that shows it.")
+}
+
+// refuse answers code with Retry-After: as JSON in state status, or as
+// the problem page with title and message.
+func (s *Service) refuse(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, code int, status string, retry time.Duration,
+	title, message string) {
+	secs := int(retry / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	if wantsJSON(r) {
 		w.Header().Set("Cache-Control", "no-store")
-		s.json(w, fsthttp.StatusTooManyRequests, busyJSON{room.Name, "limited", retry})
+		s.json(w, code, busyJSON{room.Name, status, secs})
 		return
 	}
-	s.problem(w, fsthttp.StatusTooManyRequests, "Too many attempts to join",
-		"Your network has joined this line many times in the last minute, so this attempt was not let in. Please wait a minute and try again; if you already hold a place, keep using the page that shows it.")
+	s.problem(w, code, title, message)
 }

@@ -66,14 +66,7 @@ func (e *nativeEnv) send(t *testing.T, ip, method, target string, header ...stri
 	return answer{target: method + " " + target, status: w.Code, header: out, body: w.Body.Bytes()}
 }
 
-func (e *nativeEnv) storeCalls() int {
-	n := 0
-	for _, c := range e.upstash.Stats().Requests {
-		n += c
-	}
-	e.upstash.ResetStats()
-	return n
-}
+func (e *nativeEnv) storeCalls() int { return devstack.TakeCalls(e.upstash) }
 
 func (e *nativeEnv) faults(f upstashdev.Faults) { e.upstash.SetFaults(f) }
 
@@ -96,7 +89,7 @@ func (l *minuteLimits) Count(counter, client string) (int, error) {
 	return len(l.events[k]), nil
 }
 func (l *minuteLimits) Penalize(string, string, time.Duration) error { return nil }
-func (l *minuteLimits) Penalized(string, string) (bool, error)      { return false, nil }
+func (l *minuteLimits) Penalized(string, string) (bool, error)       { return false, nil }
 
 // TestContractNatively meets every documented state through edge.Service.
 func TestContractNatively(t *testing.T) {

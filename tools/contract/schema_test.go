@@ -39,7 +39,7 @@ func loadSchema(t *testing.T) *schema {
 		t.Fatal(err)
 	}
 	var doc struct {
-		Defs map[string]state `json:"$defs"`
+		Defs  map[string]state `json:"$defs"`
 		OneOf []struct {
 			Ref string `json:"$ref"`
 		} `json:"oneOf"`

@@ -62,7 +62,7 @@ func (e *wasmEnv) send(t *testing.T, ip, method, target string, header ...string
 	return answer{target: method + " " + target, status: resp.StatusCode, header: resp.Header, body: b}
 }
 
-func (e *wasmEnv) storeCalls() int             { return e.stack.StoreCalls() }
+func (e *wasmEnv) storeCalls() int            { return e.stack.StoreCalls() }
 func (e *wasmEnv) faults(f upstashdev.Faults) { e.stack.Upstash.SetFaults(f) }
 
 // TestContractThroughTheWasm meets every documented state through the
