@@ -150,7 +150,7 @@ type Pass struct {
 	// runs from it to zero.
 	StartAhead int64
 	IssuedAt   time.Time
-	Expires  time.Time
+	Expires    time.Time
 }
 
 // passClaims is the JWT payload. Short names keep the cookie small.
