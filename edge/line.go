@@ -49,8 +49,7 @@ func (s *Service) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		s.limited(w, r, room)
 	case queue.Closed:
 		w.Header().Set("Retry-After", "300")
-		s.problem(w, fsthttp.StatusServiceUnavailable, "Closed for now",
-			"This part of the site is closed at the moment. Please come back later.")
+		s.closedPage(w, r, room)
 	default:
 		s.Logf("room %s: busy (%s): %v", room.Name, d.Why, d.Err)
 		if unresolvable(d.Err) {
