@@ -259,3 +259,32 @@ func TestBusyAndClosedPages(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkQueuePage is a waiting visitor's page as the edge writes it
+// for a German browser in a branded room: the language negotiated, the
+// place worded, the template rendered and its policy written.
+func BenchmarkQueuePage(b *testing.B) {
+	room, err := queue.ParseRoom("shop", []byte(`{"paths":["/"],"max_active_users":5,"title":"Shop","message":"Big sale today",`+
+		`"brand_color":"#7a1f5c","support_link":"https://help.example.com/"}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &Service{Templates: noTemplates{}, Now: time.Unix(1_900_000_000, 0), Logf: b.Logf}
+	r, err := fsthttp.NewRequest("GET", "https://shop.example.com/sale/", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.Header.Set("Accept-Language", "de-DE,de;q=0.9,en;q=0.8")
+	d := queue.Decision{Action: queue.Wait, Place: waiting}
+	var w *fsttest.ResponseRecorder
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		w = fsttest.NewRecorder()
+		s.queuePage(w, r, room, d)
+	}
+	b.StopTimer()
+	if body := w.Body.String(); w.Code != 200 || !strings.Contains(body, "8–13 Minuten") {
+		b.Fatalf("%d %.300s", w.Code, body)
+	}
+	b.ReportMetric(float64(w.Body.Len()), "page-bytes")
+}
