@@ -4,7 +4,10 @@
 // chosen to stay readable on whatever colour the operator picked.
 package contrast
 
-import "math"
+import (
+	"math"
+	"strconv"
+)
 
 // Colour is an sRGB colour, 8 bits a channel.
 type Colour struct{ R, G, B uint8 }
@@ -27,30 +30,14 @@ func Parse(s string) (Colour, bool) {
 	if len(s) != 4 && len(s) != 7 || s[0] != '#' {
 		return Colour{}, false
 	}
-	var ch [6]uint8
-	for i := 1; i < len(s); i++ {
-		v, ok := hexDigit(s[i])
-		if !ok {
-			return Colour{}, false
-		}
-		ch[i-1] = v
+	v, err := strconv.ParseUint(s[1:], 16, 32)
+	if err != nil {
+		return Colour{}, false
 	}
 	if len(s) == 4 {
-		return Colour{ch[0] * 17, ch[1] * 17, ch[2] * 17}, true
+		return Colour{uint8(v >> 8 & 15 * 17), uint8(v >> 4 & 15 * 17), uint8(v & 15 * 17)}, true
 	}
-	return Colour{ch[0]<<4 | ch[1], ch[2]<<4 | ch[3], ch[4]<<4 | ch[5]}, true
-}
-
-func hexDigit(c byte) (uint8, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
+	return Colour{uint8(v >> 16), uint8(v >> 8), uint8(v)}, true
 }
 
 // Hex writes c as "#rrggbb".

@@ -22,6 +22,9 @@ func TestParse(t *testing.T) {
 		{"#12345", Colour{}, false},
 		{"#1234567", Colour{}, false},
 		{"red", Colour{}, false},
+		{"#+ff", Colour{}, false},
+		{"#f_f", Colour{}, false},
+		{"#-12345", Colour{}, false},
 	}
 	for _, tc := range tests {
 		got, ok := Parse(tc.in)
