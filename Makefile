@@ -9,7 +9,8 @@
 #   make conformance  the Fastly Go SDK's own test suites against the local host; rewrites README.md's table
 #   make bench   the benchmark: writes BENCHMARKS.md and docs/flashcrowd.svg (make bench-large: 1,000,000 visitors;
 #                make bench-floods: only the bot floods, rewritten in place in BENCHMARKS.md;
-#                make bench-fairness: only the fairness of the line and of the draw, likewise)
+#                make bench-fairness: only the fairness of the line and of the draw, likewise;
+#                make bench-heartbeat: only the heartbeat's utilisation, likewise)
 
 SHELL := /bin/bash
 TOOLCHAIN ?= auto
@@ -24,7 +25,7 @@ TINYGO_TEST := PATH="$(CURDIR)/bin:$$PATH" tools/build-wasm run-tinygo test -tar
 # Set in CI: a machine that should have TinyGo fails instead of skipping its leg.
 REQUIRE_TINYGO ?=
 
-.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz serve bench bench-large bench-floods bench-fairness bench-host panel-screenshot clean
+.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-host panel-screenshot clean
 
 build: bin/main.wasm
 
@@ -90,7 +91,7 @@ test-tinygo:
 
 test-tinygo-run: bin/main.tinygo.wasm $(WAZERO) tools/fastlycli/node_modules
 	$(TINYGO_TEST) ./...
-	cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm go test -count=1 -timeout 20m ./e2e ./load ./fastlyhost ./attack ./rules ./paneltest ./apitest ./logs
+	cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm go test -count=1 -timeout 20m ./e2e ./load ./fastlyhost ./attack ./rules ./paneltest ./apitest ./logs ./contract
 
 # The Fastly Go SDK's own test suites (its integration_tests, end_to_end_tests and
 # the packages with a fastly.toml, from the module cache) against the local host, as
@@ -151,6 +152,12 @@ bench-floods:
 # test of a scheduled event's draw): measured again and rewritten in place.
 bench-fairness:
 	cd tools && go run ./cmd/bench -fairness-only -out ../$(BENCH_OUT) -command "make bench-fairness"
+
+# Only the heartbeat's section of BENCHMARKS.md (issue 13: utilisation and store
+# calls with today's inactivity timeout and with short ones kept by the heartbeat
+# script): played again and rewritten in place.
+bench-heartbeat:
+	cd tools && go run ./cmd/bench -heartbeat-only -out ../$(BENCH_OUT) -command "make bench-heartbeat"
 
 # Per-request time of the real wasm in the local host (p50/p99 over 1,000 requests each).
 bench-host: build

@@ -158,6 +158,7 @@ func (l *requestLog) write(s *Service, line []byte) {
 // decisionNames are the destinations as a line's decision names them:
 // one word each, for dashboards to group by.
 var decisionNames = [...]string{ToAdmin: "admin", ToAPI: "api", ToLeave: "departure", ToInvite: "invite",
+	ToHeartbeat: "heartbeat", ToHeartbeatScript: "heartbeat-script",
 	ToLine: "line", ToBypass: "bypass", ToOrigin: "origin", ToUnavailable: "unavailable"}
 
 // decisionName is dest's name in a line; a destination without one is

@@ -62,12 +62,19 @@ type Service struct {
 
 	// log gathers the request's structured line, when one is written.
 	log *requestLog
+	// asked is what the request asked in the reserved headers, read
+	// before they are stripped.
+	asked asked
 }
 
 // ServeHTTP answers one request.
 func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
 	secure(w.Header(), pagePolicy)
+	s.asked = readAsked(r)
 	stripReserved(r.Header)
+	if s.asked.refused != "" {
+		s.Logf("%s ignored: %s", PassHeader, s.asked.refused)
+	}
 	settings := LoadSettings(s.Config)
 	for _, p := range settings.Problems {
 		s.Logf("config: %v", p)
@@ -87,6 +94,9 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 		s.Logf("rules: %v", err)
 	}
 	s.log.routed(dest, j)
+	if s.preflight(w, r, dest, j.Room) {
+		return
+	}
 	switch dest {
 	case ToAdmin:
 		s.admin(ctx, w, r, settings)
@@ -96,6 +106,10 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 		s.leave(ctx, w, r, settings)
 	case ToInvite:
 		s.invite(ctx, w, r, t, settings)
+	case ToHeartbeat:
+		s.heartbeatPing(ctx, w, r, settings)
+	case ToHeartbeatScript:
+		s.heartbeatScript(w, r)
 	case ToUnavailable:
 		s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
 			"This site's waiting room is being set up. Please try again in a minute.")

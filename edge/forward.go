@@ -104,11 +104,17 @@ func (s *Service) forward(ctx context.Context, w fsthttp.ResponseWriter, r *fsth
 	}
 	// The origin's answer takes the origin's headers, not the edge's
 	// (its own Content-Security-Policy...), except for the HSTS the
-	// operator asked the edge to add when the origin sets none.
-	hsts := w.Header().Get(hstsHeader)
+	// operator asked the edge to add when the origin sets none, and the
+	// pass the edge gives a client in PassHeader, which only the edge
+	// may give.
+	hsts, pass := w.Header().Get(hstsHeader), w.Header().Get(PassHeader)
 	w.Header().Reset(resp.Header)
 	if hsts != "" && w.Header().Get(hstsHeader) == "" {
 		w.Header().Set(hstsHeader, hsts)
+	}
+	w.Header().Del(PassHeader)
+	if pass != "" {
+		w.Header().Set(PassHeader, pass)
 	}
 	if setCookie != "" {
 		w.Header().Add("Set-Cookie", setCookie)

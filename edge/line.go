@@ -15,12 +15,16 @@ import (
 // enter runs a request to room through the line.
 func (s *Service) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, settings Settings, room *queue.Room) {
 	room = room.At(s.Now)
+	s.allowCORS(w.Header(), r, room)
 	gate, ok := s.lineGate(w, settings, "room "+room.Name)
 	if !ok {
 		return
 	}
 	d := gate.Decide(ctx, room, s.visitor(r, room))
 	s.log.decided(d)
+	if d.Pass != "" {
+		s.givePass(w.Header(), room, d.Pass)
+	}
 	switch d.Action {
 	case queue.Admit:
 		switch {
@@ -33,8 +37,17 @@ func (s *Service) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		case d.Why != "session":
 			s.Logf("room %s: admit (%s)%s", room.Name, d.Why, refusal(d.Err))
 		}
+		if s.asked.poll && s.asked.json {
+			s.admitted(w, r, room, d)
+			return
+		}
 		s.forward(ctx, w, r, s.cookie(room, d), func(cmds []string) string {
-			return s.obey(ctx, gate, room, d, cmds)
+			c := s.obey(ctx, gate, room, d, cmds)
+			if c != "" {
+				// forward keeps the edge's pass header over the origin's.
+				s.givePass(w.Header(), room, "")
+			}
+			return c
 		})
 	case queue.Wait:
 		s.Logf("room %s: wait (%s) ticket %d, now serving %d%s", room.Name, d.Why, d.Place.Ticket, d.Place.Admitted, refusal(d.Err))
@@ -48,8 +61,7 @@ func (s *Service) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		s.Logf("room %s: join refused: client %q joined more than %d times in a minute", room.Name, clientKey(r), room.JoinsPerIPPerMinute)
 		s.limited(w, r, room)
 	case queue.Closed:
-		w.Header().Set("Retry-After", "300")
-		s.closedPage(w, r, room)
+		s.closed(w, r, room)
 	default:
 		s.Logf("room %s: busy (%s): %v", room.Name, d.Why, d.Err)
 		if unresolvable(d.Err) {
@@ -65,7 +77,7 @@ func (s *Service) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 // visitor is what the gate needs to know of r for room.
 func (s *Service) visitor(r *fsthttp.Request, room *queue.Room) queue.Visitor {
 	return queue.Visitor{
-		Passes: queue.CookieValues(r.Header.Values("Cookie"), room.CookieName),
+		Passes: s.passValues(r, room),
 		Bind:   queue.Binding(room.BindSession, r.Header.Get("User-Agent"), clientIP(r)),
 		Client: clientKey(r),
 		Now:    s.Now,
@@ -92,29 +104,70 @@ func (j joinCounter) Join(room *queue.Room, client string) (bool, error) {
 // arrival sends a visitor without a pass straight back with an arrival
 // pass: a browser follows at once with the cookie and joins; a client that
 // drops cookies comes back with nothing, and has cost no place and no
-// store call.
+// store call. A client that keeps its pass in PassHeader would lose it
+// along a redirect (a client library follows it without the header), so
+// it gets 202 and the pass in the header, and asks again at once: the
+// same round trip, and the same nothing for a client that drops it.
 func (s *Service) arrival(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
-	h.Set("Location", r.URL.RequestURI())
+	h.Set("Retry-After", "0")
 	h.Add("Set-Cookie", s.cookie(room, d))
+	if s.asked.passHeader {
+		s.json(w, fsthttp.StatusAccepted, arrivalJSON{room.Name, "joining", 0, 0})
+		return
+	}
+	h.Set("Location", r.URL.RequestURI())
 	if wantsJSON(r) {
-		s.json(w, fsthttp.StatusTemporaryRedirect, arrivalJSON{room.Name, "joining", 0})
+		s.json(w, fsthttp.StatusTemporaryRedirect, arrivalJSON{room.Name, "joining", 0, 0})
 		return
 	}
 	s.problem(w, fsthttp.StatusTemporaryRedirect, "Joining the line",
 		"You are being taken to the waiting room. If this page stays, allow cookies for this site: the waiting room keeps your place in one.")
 }
 
-// limited refuses a join from a client that joined too often.
-func (s *Service) limited(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
-	retry := int(time.Minute / time.Second)
-	w.Header().Set("Retry-After", strconv.Itoa(retry))
-	if wantsJSON(r) {
-		w.Header().Set("Cache-Control", "no-store")
-		s.json(w, fsthttp.StatusTooManyRequests, busyJSON{room.Name, "limited", retry})
+// admitted answers a poll (PollHeader) the gate admits, instead of
+// forwarding it: the client goes on to url with the session pass, and
+// the origin never sees the poll. url is the request's path in normal
+// form (never "//host": see urlnorm) and query.
+func (s *Service) admitted(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	if c := s.cookie(room, d); c != "" {
+		h.Add("Set-Cookie", c)
+	}
+	s.json(w, fsthttp.StatusOK, admittedJSON{Room: room.Name, Status: "admitted", URL: r.URL.RequestURI()})
+}
+
+// ClosedRetry is how long the closed page asks a visitor to wait.
+const ClosedRetry = 5 * time.Minute
+
+// closed refuses a visitor without a session in a room that lets nobody
+// new in (reject mode, or closed live by the operator).
+func (s *Service) closed(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
+	if !wantsJSON(r) {
+		s.closedPage(w, r, room) // in the visitor's language and the room's colours
 		return
 	}
-	s.problem(w, fsthttp.StatusTooManyRequests, "Too many attempts to join",
+	s.refuse(w, r, room, fsthttp.StatusServiceUnavailable, "closed", ClosedRetry, "", "")
+}
+
+// limited refuses a join from a client that joined too often.
+func (s *Service) limited(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
+	s.refuse(w, r, room, fsthttp.StatusTooManyRequests, "limited", time.Minute, "Too many attempts to join",
 		"Your network has joined this line many times in the last minute, so this attempt was not let in. Please wait a minute and try again; if you already hold a place, keep using the page that shows it.")
+}
+
+// refuse answers code with Retry-After: as JSON in state status, or as
+// the problem page with title and message.
+func (s *Service) refuse(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, code int, status string, retry time.Duration,
+	title, message string) {
+	secs := int(retry / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	if wantsJSON(r) {
+		w.Header().Set("Cache-Control", "no-store")
+		s.json(w, code, busyJSON{room.Name, status, secs})
+		return
+	}
+	s.problem(w, code, title, message)
 }

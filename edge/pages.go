@@ -276,6 +276,7 @@ func (s *Service) busy(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue
 // the room's colours.
 func (s *Service) closedPage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Retry-After", strconv.Itoa(int(ClosedRetry/time.Second)))
 	lang := speak(w, r, room)
 	s.page(w, fsthttp.StatusServiceUnavailable, templates.Problem.Name, templates.Problem, map[string]string{
 		"title": room.Look.Text(lang, "closed_title"), "message": room.Look.Text(lang, "closed_text"),

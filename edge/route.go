@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/edgequeue/waitingroom/heartbeat"
 	"github.com/edgequeue/waitingroom/match"
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/fastly/compute-sdk-go/fsthttp"
@@ -33,6 +34,10 @@ const (
 	ToLeave
 	// ToInvite is an invite link into a room's priority lane (InvitePath).
 	ToInvite
+	// ToHeartbeat is an origin page's heartbeat (heartbeat.Path).
+	ToHeartbeat
+	// ToHeartbeatScript is the heartbeat script (heartbeat.ScriptPath).
+	ToHeartbeatScript
 	// ToLine is a room's line: the request needs a place in it.
 	ToLine
 	// ToBypass is the origin, by a bypass rule of the request's room or
@@ -45,7 +50,7 @@ const (
 	ToUnavailable
 )
 
-var destinationNames = [...]string{"admin panel", "admin API", "departure beacon", "invite link", "line", "bypass", "origin", "unavailable"}
+var destinationNames = [...]string{"admin panel", "admin API", "departure beacon", "invite link", "heartbeat", "heartbeat script", "line", "bypass", "origin", "unavailable"}
 
 // String names the destination, for explanations and logs.
 func (d Destination) String() string {
@@ -56,7 +61,7 @@ func (d Destination) String() string {
 }
 
 // Route decides where req goes under settings. The admin panel, the admin
-// API, the departure beacon and invite links are matched on the literal path
+// API, the departure beacon, invite links and the heartbeat are matched on the literal path
 // (req.Paths[0]); then
 // queue.Judge places it among the rooms. The judgement says which room and
 // bypass rule; err is the platform's failures Judge worked around, for
@@ -75,6 +80,10 @@ func (s Settings) Route(req *match.Request) (Destination, queue.Judgement, error
 		return ToLeave, queue.Judgement{}, nil
 	case path == InvitePath:
 		return ToInvite, queue.Judgement{}, nil
+	case path == heartbeat.Path:
+		return ToHeartbeat, queue.Judgement{}, nil
+	case path == heartbeat.ScriptPath:
+		return ToHeartbeatScript, queue.Judgement{}, nil
 	}
 	j, err := queue.Judge(s.Rooms, s.Bypass, req)
 	switch {

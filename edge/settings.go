@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgequeue/waitingroom/heartbeat"
 	"github.com/edgequeue/waitingroom/match"
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/urlnorm"
@@ -212,8 +213,7 @@ func (s *Settings) edgePath(key, def, v string, err error) string {
 // below "/" ("/" or "//" would make the whole site the panel), in the
 // normal form requests are matched in (no dot segments, no repeated
 // slashes), of A-Z, a-z, 0-9, "-", ".", "_", "~" and "/" only (nothing to
-// escape, no query), and must not hold the departure beacon's path nor
-// the invite links'.
+// escape, no query), and must not hold the edge's own paths (ownPaths).
 func checkEdgePath(v, example string) string {
 	p := strings.TrimSuffix(v, "/")
 	if !strings.HasPrefix(p, "/") || len(p) < 2 {
@@ -228,11 +228,28 @@ func checkEdgePath(v, example string) string {
 	if n, err := urlnorm.ParsePath(p); err != nil || n.Escaped != p || strings.HasSuffix(p, "/") {
 		return "must be in normal form (no empty, . or .. segments)"
 	}
-	if LeavePath == p || strings.HasPrefix(LeavePath, p+"/") {
-		return "must not hold " + LeavePath + ", the departure beacon's path"
+	if own := ownPathHeld(p); own != "" {
+		return "must not hold " + own
 	}
-	if InvitePath == p || strings.HasPrefix(InvitePath, p+"/") {
-		return "must not hold " + InvitePath + ", the invite links' path"
+	return ""
+}
+
+// ownPaths are the edge's own fixed paths, which Route serves before any
+// admin_path, api_path or room.
+var ownPaths = [...]struct{ path, what string }{
+	{LeavePath, "the departure beacon's path"},
+	{InvitePath, "the invite links' path"},
+	{heartbeat.Path, "the heartbeat's path"},
+	{heartbeat.ScriptPath, "the heartbeat script's path"},
+}
+
+// ownPathHeld names the edge's own path that a surface at p (answering p
+// and every path below it) would hold, or is "".
+func ownPathHeld(p string) string {
+	for _, own := range ownPaths {
+		if own.path == p || strings.HasPrefix(own.path, p+"/") {
+			return own.path + ", " + own.what
+		}
 	}
 	return ""
 }

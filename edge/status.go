@@ -74,7 +74,8 @@ func eventDoc(e *queue.EventPlace, now time.Time) *eventJSON {
 	return doc
 }
 
-// busyJSON is the busy page for clients that ask for JSON.
+// busyJSON is the busy, closed and limited pages for clients that ask
+// for JSON: Status says which.
 type busyJSON struct {
 	Room              string `json:"room"`
 	Status            string `json:"status"`
@@ -96,9 +97,20 @@ func (s *Service) json(w fsthttp.ResponseWriter, code int, v any) {
 	w.Write(append(body, '\n'))
 }
 
-// arrivalJSON is the arrival redirect's body for clients that ask for JSON.
+// arrivalJSON is the arrival's body ("joining") for clients that ask for
+// JSON or keep their pass in PassHeader: ask again after
+// retry_after_seconds (0: at once) with the pass.
 type arrivalJSON struct {
-	Room           string `json:"room"`
-	Status         string `json:"status"`
-	RefreshSeconds int    `json:"refresh_seconds"`
+	Room              string `json:"room"`
+	Status            string `json:"status"`
+	RefreshSeconds    int    `json:"refresh_seconds"`
+	RetryAfterSeconds int    `json:"retry_after_seconds"`
+}
+
+// admittedJSON answers a poll (PollHeader) the gate admits: the client
+// goes on to URL, its own request's path and query, with the pass.
+type admittedJSON struct {
+	Room   string `json:"room"`
+	Status string `json:"status"`
+	URL    string `json:"url"`
 }

@@ -180,7 +180,7 @@ func normExtension(s string) (string, bool) {
 
 // normMethod is a method in upper case.
 func normMethod(s string) (string, bool) {
-	return strings.ToUpper(s), isToken(s) && len(s) <= 32
+	return strings.ToUpper(s), IsToken(s) && len(s) <= 32
 }
 
 func compileHeaders(list []HeaderRule) error {
@@ -199,7 +199,7 @@ func compileHeaders(list []HeaderRule) error {
 func (h HeaderRule) check() error {
 	lower := strings.ToLower(h.Name)
 	switch {
-	case !isToken(h.Name) || len(h.Name) > 256:
+	case !IsToken(h.Name) || len(h.Name) > 256:
 		return fmt.Errorf("name: %q is not a header name", h.Name)
 	case lower == "cookie":
 		return errors.New(`name: "Cookie": use bypass_cookies`)
@@ -391,9 +391,9 @@ func checkStoreName(s string) error {
 	return nil
 }
 
-// isToken reports whether s is an HTTP token (RFC 9110 section 5.6.2): a
+// IsToken reports whether s is an HTTP token (RFC 9110 section 5.6.2): a
 // method or a header name.
-func isToken(s string) bool {
+func IsToken(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -408,7 +408,7 @@ func isToken(s string) bool {
 
 // isCookieName reports whether s may name a cookie (a token of at most 64
 // characters, as a room's cookie_name).
-func isCookieName(s string) bool { return isToken(s) && len(s) <= 64 }
+func isCookieName(s string) bool { return IsToken(s) && len(s) <= 64 }
 
 // isCookieValue reports whether s is made of cookie-octets (RFC 6265
 // section 4.1.1).

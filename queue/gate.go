@@ -158,24 +158,11 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 	}
 	switch pass.Kind {
 	case Session:
-		ref := store.SessionRef{ID: pass.SessionID, Epoch: pass.Epoch, UsableUntil: pass.IssuedAt.Add(room.Heartbeat())}
-		if v.Now.Sub(pass.IssuedAt) < room.Heartbeat() {
-			return Decision{Action: Admit, Why: "session", Session: ref}
-		}
-		ok, _, err := g.Store.Renew(ctx, room.Name, policy, ref, v.Now)
-		if err != nil {
-			// The visitor was admitted and holds a valid pass: an outage
-			// must not throw them out, nor make every request of theirs
-			// wait for the store. An unrenewed pass admits until the next
-			// heartbeat, when the store is asked again.
-			d := g.session(room, v, ref.ID, ref.Epoch, true, "session, renewal failed")
-			d.Err = err
+		d, ended := g.renew(ctx, room, v, pass)
+		if ended == nil {
 			return d
 		}
-		if ok {
-			return g.session(room, v, ref.ID, ref.Epoch, false, "session renewed")
-		}
-		refused = fmt.Errorf("%w: session %s ended in the store", ErrBadPass, pass.SessionID)
+		refused = ended
 	case Ticket:
 		pl, err := g.Store.Poll(ctx, room.Name, policy, store.Ticket{Number: pass.Number, Epoch: pass.Epoch}, v.Now)
 		if err != nil {
@@ -203,6 +190,59 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 			store.Waiting: "joined", store.Admitted: "joined and called", store.Rejoined: "joined again"}, refused, joinedAt(pass.IssuedAt, pl, v.Now), 0)
 	}
 	return g.arrive(room, v, refused)
+}
+
+// Keep renews the visitor's session as a request of theirs through the
+// line would, for a page that makes none (the heartbeat script): no store
+// call inside the room's heartbeat, one when due. It never joins the line
+// nor issues a ticket: a visitor without a session gets a decision whose
+// Action is zero (Closed in a closed room), and Err says why a session
+// pass offered was refused or has ended. Admit means the session is held;
+// Pass is then the refreshed pass to set, when one was issued.
+func (g *Gate) Keep(ctx context.Context, room *Room, v Visitor) Decision {
+	room = room.At(v.Now)
+	if room.Mode == Reject {
+		return Decision{Action: Closed, Why: "room closed"}
+	}
+	pass, refused := g.bestPass(room, v)
+	if pass.Kind != Session {
+		return Decision{Why: "no session", Err: refused}
+	}
+	d, ended := g.renew(ctx, room, v, pass)
+	if ended != nil {
+		return Decision{Why: "session ended", Err: ended}
+	}
+	return d
+}
+
+// renew keeps the session pass admitted: as it is inside the heartbeat,
+// else renewed in the store. ended is set, and the decision empty, when
+// the store says the session is over.
+func (g *Gate) renew(ctx context.Context, room *Room, v Visitor, pass Pass) (d Decision, ended error) {
+	ref := sessionRef(room, pass)
+	if v.Now.Sub(pass.IssuedAt) < room.Heartbeat() {
+		return Decision{Action: Admit, Why: "session", Session: ref}, nil
+	}
+	ok, _, err := g.Store.Renew(ctx, room.Name, room.Policy(v.Now), ref, v.Now)
+	if err != nil {
+		// The visitor was admitted and holds a valid pass: an outage
+		// must not throw them out, nor make every request of theirs
+		// wait for the store. An unrenewed pass admits until the next
+		// heartbeat, when the store is asked again.
+		d := g.session(room, v, ref.ID, ref.Epoch, true, "session, renewal failed")
+		d.Err = err
+		return d, nil
+	}
+	if !ok {
+		return Decision{}, fmt.Errorf("%w: session %s ended in the store", ErrBadPass, pass.SessionID)
+	}
+	return g.session(room, v, ref.ID, ref.Epoch, false, "session renewed"), nil
+}
+
+// sessionRef is the store's name for the session a pass holds, usable
+// until a heartbeat after the pass was issued (renewed).
+func sessionRef(room *Room, pass Pass) store.SessionRef {
+	return store.SessionRef{ID: pass.SessionID, Epoch: pass.Epoch, UsableUntil: pass.IssuedAt.Add(room.Heartbeat())}
 }
 
 // arrive gives a visitor without a usable pass an arrival pass: no store
@@ -384,7 +424,7 @@ func (g *Gate) End(ctx context.Context, room *Room, v Visitor) (bool, error) {
 	if pass.Kind != Session {
 		return false, nil
 	}
-	ref := store.SessionRef{ID: pass.SessionID, Epoch: pass.Epoch, UsableUntil: pass.IssuedAt.Add(room.Heartbeat())}
+	ref := sessionRef(room, pass)
 	_, err := g.Store.End(ctx, room.Name, room.Policy(v.Now), ref, v.Now)
 	return err == nil, err
 }

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -123,6 +124,88 @@ func TestWaitedIsCarriedInThePass(t *testing.T) {
 			}
 		}
 		pass = d.Pass
+	}
+}
+
+// renewStore answers Renew with ok or err and counts every call; any other
+// store call is a mistake of the gate's (the nil Store fails it).
+type renewStore struct {
+	store.Store
+	ok    bool
+	err   error
+	calls int
+}
+
+func (s *renewStore) Renew(context.Context, string, store.Policy, store.SessionRef, time.Time) (bool, store.Line, error) {
+	s.calls++
+	return s.ok, store.Line{}, s.err
+}
+
+// TestKeep: the heartbeat renews a session as a request would (no store
+// call inside the room's heartbeat, one when due), and neither joins the
+// line nor polls a ticket for a visitor without one.
+func TestKeep(t *testing.T) {
+	ks, _ := ParseKeySet("new:" + key2)
+	room, err := ParseRoom("shop", []byte(`{"paths":["/"],"max_active_users":10,"inactivity_timeout":30}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed, err := ParseRoom("shop", []byte(`{"paths":["/"],"max_active_users":10,"mode":"reject"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(1_800_000_000, 0)
+	sign := func(p Pass) string {
+		p.Room, p.IssuedAt, p.Expires = "shop", t0, t0.Add(time.Hour)
+		token, err := ks.Sign(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return token
+	}
+	session := sign(Pass{Kind: Session, SessionID: "s1", Epoch: 3})
+	down := errors.New("store down")
+	tests := []struct {
+		name      string
+		room      *Room
+		passes    []string
+		at        time.Duration
+		store     renewStore
+		action    Action
+		calls     int
+		newPass   bool
+		unrenewed bool
+		err       error
+	}{
+		{"inside the heartbeat", room, []string{session}, 9 * time.Second, renewStore{ok: true}, Admit, 0, false, false, nil},
+		{"heartbeat due", room, []string{session}, 10 * time.Second, renewStore{ok: true}, Admit, 1, true, false, nil},
+		{"session ended in the store", room, []string{session}, 20 * time.Second, renewStore{}, 0, 1, false, false, ErrBadPass},
+		{"store down keeps the session", room, []string{session}, 20 * time.Second, renewStore{err: down}, Admit, 1, true, true, down},
+		{"no pass", room, nil, 20 * time.Second, renewStore{ok: true}, 0, 0, false, false, nil},
+		{"a ticket is not polled", room, []string{sign(Pass{Kind: Ticket, Number: 4, Epoch: 3})}, 20 * time.Second, renewStore{ok: true}, 0, 0, false, false, nil},
+		{"an arrival does not join", room, []string{sign(Pass{Kind: Arrival, ArrivalID: "a1"})}, 20 * time.Second, renewStore{ok: true}, 0, 0, false, false, nil},
+		{"tampered pass", room, []string{session[:len(session)-2] + "xx"}, 20 * time.Second, renewStore{ok: true}, 0, 0, false, false, ErrBadPass},
+		{"closed room", closed, []string{session}, 20 * time.Second, renewStore{ok: true}, Closed, 0, false, false, nil},
+	}
+	for _, tc := range tests {
+		st := tc.store
+		g := &Gate{Store: &st, Keys: ks}
+		now := t0.Add(tc.at)
+		d := g.Keep(context.Background(), tc.room, Visitor{Passes: tc.passes, Now: now})
+		if d.Action != tc.action || st.calls != tc.calls || (d.Pass != "") != tc.newPass {
+			t.Errorf("%s: %v (%s) after %d store calls, new pass %v; want %v after %d, new pass %v",
+				tc.name, d.Action, d.Why, st.calls, d.Pass != "", tc.action, tc.calls, tc.newPass)
+		}
+		if !errors.Is(d.Err, tc.err) {
+			t.Errorf("%s: error %v, want %v", tc.name, d.Err, tc.err)
+		}
+		if d.Pass == "" {
+			continue
+		}
+		p, err := ks.Verify("shop", d.Pass, now)
+		if err != nil || p.Kind != Session || p.SessionID != "s1" || !p.IssuedAt.Equal(now) || p.Unrenewed != tc.unrenewed {
+			t.Errorf("%s: the refreshed pass is %+v (%v), want session s1 issued now, unrenewed %v", tc.name, p, err, tc.unrenewed)
+		}
 	}
 }
 

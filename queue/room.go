@@ -308,6 +308,9 @@ func (r *Room) validate() error {
 	if err := r.Look.validate(); err != nil {
 		return err
 	}
+	if err := r.validateCORS(); err != nil {
+		return err
+	}
 	return r.validateEvents()
 }
 

@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/tools/sim"
@@ -20,12 +19,7 @@ const FairnessHeading = "## Fairness"
 func Fairness(res Results) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("%s\n\n", FairnessHeading)
-	w("Measured by `%s` on %s", res.Command, res.Date.UTC().Format("2006-01-02 15:04 MST"))
-	if res.FairnessTook > 0 {
-		w(" (this section took %s)", res.FairnessTook.Round(time.Second))
-	}
-	w(". `make bench-fairness` plays this section alone and rewrites it in place.\n\n")
+	w("%s", sectionHead(FairnessHeading, res, res.FairnessTook, "make bench-fairness"))
 	cfg := res.FairnessWorkload
 	if len(res.Fairness) > 0 {
 		w("**Workload**: the flash crowd above (%s visitors, %s of them in the first minute and the rest evenly over the next %s, places for %s at once, the same seed) in the simulator, the real script on a fresh redis-server for each room, in the room `{\"max_active_users\": %s}` with the timings of `sim.Timings`, in each calling order. ",

@@ -25,12 +25,7 @@ func Floods(res Results) string {
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	cfg := sim.FloodCrowd()
 	horizon := sim.FloodHorizon
-	w("%s\n\n", FloodsHeading)
-	w("Measured by `%s` on %s", res.Command, res.Date.UTC().Format("2006-01-02 15:04 MST"))
-	if res.FloodsTook > 0 {
-		w(" (this section took %s)", res.FloodsTook.Round(time.Second))
-	}
-	w(". `make bench-floods` plays this section alone and rewrites it in place.\n\n")
+	w("%s", sectionHead(FloodsHeading, res, res.FloodsTook, "make bench-floods"))
 	w("**Workload**: the simulator (`tools/sim`, virtual time, the real script on a fresh redis-server for each run) with %s visitors, %s of them in the first minute and the rest evenly over the next %s, in the room `{%s}` with the timings of `sim.Timings` (claim window 20 s, queue timeout 5 minutes); the visitors behave as in the flash crowd above (%.0f%% never come back after their first answer, %.0f%% give up while waiting, stays of %s to %s). The store is called one request at a time in event order, so the same seed gives the same visitors and the same answers: any difference between rows is the bots'. ",
 		thousands(float64(cfg.Visitors)), thousands(float64(cfg.FlashCrowd)), cfg.Spread, sim.FloodRoom,
 		cfg.NoShowJoin*100, cfg.NoShowWait*100, cfg.StayMin, cfg.StayMax)
@@ -67,6 +62,17 @@ func botPlaces(r sim.Report) string {
 	}
 	return fmt.Sprintf("%s (%s sessions, %s called)", thousands(float64(r.BotPlaces())),
 		thousands(float64(r.BotSessions)), thousands(float64(r.BotCalled)))
+}
+
+// sectionHead opens a section that may be written alone: its heading,
+// the command and date that measured it, how long it took (when known),
+// and alone, the make target that plays it alone.
+func sectionHead(heading string, res Results, took time.Duration, alone string) string {
+	head := fmt.Sprintf("%s\n\nMeasured by `%s` on %s", heading, res.Command, res.Date.UTC().Format("2006-01-02 15:04 MST"))
+	if took > 0 {
+		head += fmt.Sprintf(" (this section took %s)", took.Round(time.Second))
+	}
+	return head + ". `" + alone + "` plays this section alone and rewrites it in place.\n\n"
 }
 
 // ReplaceSection puts section, which starts with its "## " heading line,

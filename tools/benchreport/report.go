@@ -151,6 +151,11 @@ type Results struct {
 	FairnessWorkload sim.Config
 	Draws            []sim.DrawFairness
 	FairnessTook     time.Duration
+	// Heartbeats are the rooms of sim.HeartbeatScenarios played on
+	// HeartbeatWorkload; HeartbeatTook the time they took.
+	Heartbeats        []Heartbeat
+	HeartbeatWorkload sim.Config
+	HeartbeatTook     time.Duration
 }
 
 // Markdown renders BENCHMARKS.md.
@@ -213,6 +218,9 @@ func Markdown(res Results) string {
 	}
 	if len(res.Fairness) > 0 || len(res.Draws) > 0 {
 		w("\n%s", Fairness(res))
+	}
+	if len(res.Heartbeats) > 0 {
+		w("\n%s", HeartbeatSection(res))
 	}
 
 	endToEnd(w, res)

@@ -116,12 +116,16 @@ func (s *Stack) SigningKeys() (*queue.KeySet, error) {
 
 // StoreCalls returns the REST requests the Upstash stand-in served since
 // the last call (or the start), and starts counting again.
-func (s *Stack) StoreCalls() int {
+func (s *Stack) StoreCalls() int { return TakeCalls(s.Upstash) }
+
+// TakeCalls returns the REST requests u served since the last call (or
+// its start), and starts counting again.
+func TakeCalls(u *upstashdev.Server) int {
 	n := 0
-	for _, c := range s.Upstash.Stats().Requests {
+	for _, c := range u.Stats().Requests {
 		n += c
 	}
-	s.Upstash.ResetStats()
+	u.ResetStats()
 	return n
 }
 

@@ -9,10 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/edgequeue/waitingroom/heartbeat"
 )
 
 // DemoOrigin is the site make serve protects: a page that shows it was
-// reached, a slow endpoint, a large streamed download, an upload that
+// reached (and runs the heartbeat script), a slow endpoint, a large streamed download, an upload that
 // answers with its length and SHA-256, any status code with headers, a
 // page that sends a room command, and one that shows the waiting room's
 // request headers.
@@ -79,13 +81,15 @@ func DemoOrigin() http.Handler {
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Demo origin</title></head>
+		// The page runs the waiting room's heartbeat, as an operator's
+		// pages would: a reader who keeps it open keeps their place.
+		fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Demo origin</title>%s</head>
 <body style="font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto">
 <h1>You reached the origin</h1>
 <p>The waiting room let you through to <code>%s</code> at %s.</p>
 <p>Try <a href="/slow?ms=2000">a slow page</a> or <a href="/download?mb=16">a 16 MB download</a>.</p>
 </body></html>
-`, html.EscapeString(r.URL.RequestURI()), time.Now().Format(time.TimeOnly))
+`, heartbeat.Tag(), html.EscapeString(r.URL.RequestURI()), time.Now().Format(time.TimeOnly))
 	})
 	return mux
 }

@@ -20,6 +20,21 @@ func TestStoreCallsPerRequestKind(t *testing.T) {
 	origin := func(a answer) bool { return strings.Contains(a.body, "You reached the origin") }
 	waiting := func(a answer) bool { return strings.Contains(a.body, "You are in line") }
 	var before string
+	// age signs the visitor's session as if renewed a heartbeat (30 s)
+	// and a second ago.
+	age := func() {
+		p, err := e.keys.Verify("shop", v.cookie, time.Now())
+		if err != nil || p.Kind != queue.Session {
+			t.Errorf("the visitor's cookie is not a session pass: %+v %v", p, err)
+			return
+		}
+		p.IssuedAt = time.Now().Add(-31 * time.Second)
+		if v.cookie, err = e.keys.Sign(p); err != nil {
+			t.Error(err)
+		}
+		before = v.cookie
+	}
+	kept := func(h heartbeatAnswer) bool { return len(h.Rooms) == 1 && h.Rooms[0].Active && h.NextSeconds == 30 }
 	kinds := []struct {
 		kind string
 		run  func() bool // reports whether the answer was the right one
@@ -36,20 +51,13 @@ func TestStoreCallsPerRequestKind(t *testing.T) {
 		{"admitted, heartbeat due (session renewed)", func() bool {
 			// Sign the same session as if it had been renewed a heartbeat
 			// and a second ago: the edge must renew it, once.
-			p, err := e.keys.Verify("shop", v.cookie, time.Now())
-			if err != nil || p.Kind != queue.Session {
-				t.Errorf("the visitor's cookie is not a session pass: %+v %v", p, err)
-				return false
-			}
-			p.IssuedAt = time.Now().Add(-31 * time.Second)
-			if v.cookie, err = e.keys.Sign(p); err != nil {
-				t.Error(err)
-				return false
-			}
-			before = v.cookie
+			age()
 			return origin(v.get("/b")) && v.cookie != before
 		}, 1},
 		{"admitted again within the heartbeat", func() bool { return origin(v.get("/c")) }, 0},
+		{"heartbeat script's ping within the heartbeat", func() bool { before = v.cookie; return kept(v.ping()) && v.cookie == before }, 0},
+		{"heartbeat script's ping, heartbeat due", func() bool { age(); return kept(v.ping()) && v.cookie != before }, 1},
+		{"heartbeat script's ping without a pass", func() bool { return len((&visitor{e: e}).ping().Rooms) == 0 }, 0},
 		{"bypass path", func() bool { return (&visitor{e: e}).get("/static/x.js").status == 200 }, 0},
 	}
 	for _, k := range kinds {

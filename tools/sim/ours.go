@@ -82,6 +82,12 @@ func (o *Ours) Held(ctx context.Context, now time.Time) (int64, bool, error) {
 	return l.Active + l.Called, true, err
 }
 
+// Sessions implements SessionCounter: the sessions the store holds.
+func (o *Ours) Sessions(ctx context.Context, now time.Time) (int64, error) {
+	l, err := o.Store.Stats(ctx, o.Room.Name, o.Room.Policy(now), now)
+	return l.Active, err
+}
+
 // CalledIn implements MinuteCounter. The script keeps each minute's count
 // in slot m<minute%5> as "minute:count".
 func (o *Ours) CalledIn(ctx context.Context, minute time.Time) (int64, error) {

@@ -62,4 +62,5 @@ type Visitor struct {
 	bot                       bool   // a BotFlood client, not a visitor
 	returns                   bool   // follows the redirect of an arrival pass
 	client                    string // the address the requests come from
+	page                      int    // the admitted visitor's pages loaded, the last one pinging
 }

@@ -48,6 +48,11 @@ type Config struct {
 	StayMin  time.Duration // admitted visitors stay between StayMin and StayMax
 	StayMax  time.Duration
 	Activity time.Duration // an admitted visitor's interval between requests
+	// Heartbeat, when not 0, is how often an admitted visitor's page pings
+	// the edge's heartbeat while they stay (package heartbeat's script,
+	// the page kept visible): each request of theirs loads a page whose
+	// script starts anew, so the pings count from the last request.
+	Heartbeat time.Duration
 	// NoShowJoin visitors never come back after joining; NoShowWait ones
 	// stop polling at a random point while waiting (and may be called in
 	// their absence).
@@ -98,10 +103,17 @@ type Report struct {
 	// MaxPerMinute is the most visitors called in one calendar minute, for
 	// policies that keep the count (see MinuteCounter).
 	MaxPerMinute int64
+	// IdleHeld is the mean share of the capacity that sessions of visitors
+	// who have gone still held, over the samples taken while visitors were
+	// waiting, for policies that count their sessions (SessionCounter).
+	IdleHeld float64
 	// Calls counts store calls by the kind of visitor request that made
 	// them; Requests counts visitor requests by kind: join, poll, session
-	// (an admitted visitor's request) and leave (a departure beacon).
+	// (an admitted visitor's request), heartbeat (their page's ping) and
+	// leave (a departure beacon).
 	Calls, Requests map[string]int
+	// StayMinutes is the time the admitted visitors stayed, added up.
+	StayMinutes float64
 	// WalkedIn counts visitors admitted at their first request.
 	WalkedIn int
 	// The wait is the time from arrival (the first request) to admission
@@ -153,6 +165,15 @@ func (r Report) AdmittedBy(d time.Duration) int {
 	return r.Admitted
 }
 
+// KeepCallsPerMinute is the store calls admitted visitors' requests and
+// pings made to keep their sessions, per minute of their stay.
+func (r Report) KeepCallsPerMinute() float64 {
+	if r.StayMinutes == 0 {
+		return 0
+	}
+	return float64(r.Calls["session"]+r.Calls["heartbeat"]) / r.StayMinutes
+}
+
 // TotalCalls is every store call the visitors' and bots' requests caused.
 func (r Report) TotalCalls() int { return sum(r.Calls) }
 
@@ -181,6 +202,11 @@ func ratio(a, b int) float64 {
 	return float64(a) / float64(b)
 }
 
+// SessionCounter is a policy that counts the sessions it holds.
+type SessionCounter interface {
+	Sessions(ctx context.Context, now time.Time) (int64, error)
+}
+
 // MinuteCounter is a policy that counts the visitors it called in each
 // calendar minute (a rate-limited room).
 type MinuteCounter interface {
@@ -194,6 +220,7 @@ const (
 	join               // the request that comes back with an arrival pass
 	poll
 	activity
+	ping
 	sample
 )
 
@@ -202,6 +229,9 @@ type event struct {
 	kind kind
 	v    *Visitor
 	seq  int
+	// beat is a heartbeat's page: it pings only while that page is the
+	// visitor's last (Visitor.page).
+	beat int
 }
 
 type events []*event
@@ -255,6 +285,7 @@ type run struct {
 	waiting    int        // visitors polling for a place
 	live       int        // admitted visitors who have not gone
 	utilSum    float64
+	idleSum    float64
 	utilN      int
 	lastMinute time.Time
 	memBefore  int64
@@ -340,6 +371,7 @@ func (r *run) play(ctx context.Context) (Report, error) {
 func (r *run) finish() {
 	if r.utilN > 0 {
 		r.rep.Utilisation = r.utilSum / float64(r.utilN)
+		r.rep.IdleHeld = r.idleSum / float64(r.utilN)
 	}
 	if r.rep.Capacity > 0 && r.rep.MaxLive > int64(r.rep.Capacity) {
 		r.rep.Overshoot = r.rep.MaxLive - int64(r.rep.Capacity)
@@ -448,7 +480,16 @@ func (r *run) request(e *event) string {
 			}
 			return "" // idle: the session lapses on its own
 		}
+		// A new page: its script's pings replace the last page's.
+		v.page++
 		return "session"
+	case ping:
+		if e.beat != v.page || v.leaves.Sub(e.at) < r.cfg.Batch {
+			// The page was left, or is left in this batch, whose calls
+			// run at once: a ping racing the departure is not played.
+			return ""
+		}
+		return "heartbeat"
 	}
 	return ""
 }
@@ -469,7 +510,9 @@ func (r *run) call(ctx context.Context, kind string, e *event) (Answer, error) {
 		return r.p.Join(ctx, v, now)
 	case "poll":
 		return r.p.Poll(ctx, v, now)
-	case "session":
+	case "session", "heartbeat":
+		// The heartbeat keeps a session as a request does (Gate.Keep
+		// shares Gate.Decide's renewal).
 		n, err := r.p.Visit(ctx, v, now)
 		return Answer{Calls: n, Held: -1}, err
 	default: // leave
@@ -518,7 +561,11 @@ func (r *run) settle(s *step) error {
 			return nil
 		}
 	case "session":
-		r.at(now.Add(r.cfg.Activity), activity, v)
+		r.next(now, v)
+		r.beat(now, v)
+		return nil
+	case "heartbeat":
+		r.beat(now, v)
 		return nil
 	case "leave":
 		return nil
@@ -549,8 +596,35 @@ func (r *run) settle(s *step) error {
 	}
 	stay := r.cfg.StayMin + time.Duration(r.rng.Int63n(int64(r.cfg.StayMax-r.cfg.StayMin)+1))
 	v.leaves = now.Add(stay)
-	r.at(now.Add(r.cfg.Activity), activity, v)
+	r.rep.StayMinutes += stay.Minutes()
+	r.next(now, v)
+	v.page++
+	r.beat(now, v)
 	return nil
+}
+
+// next schedules v's next request: after Activity, or their departure
+// when it comes first, so that they count as live until the moment they
+// leave and no longer (with an inactivity timeout shorter than Activity,
+// a silent departure counted late would show a place held twice).
+func (r *run) next(now time.Time, v *Visitor) {
+	at := now.Add(r.cfg.Activity)
+	if v.leaves.Before(at) {
+		at = v.leaves
+	}
+	r.at(at, activity, v)
+}
+
+// beat schedules the next ping of v's page, when pages ping. The ping a
+// page's script sends as it loads is not played: it follows the request
+// that loaded the page, which renewed the session if it was due, so it
+// never calls the store.
+func (r *run) beat(now time.Time, v *Visitor) {
+	if r.cfg.Heartbeat <= 0 {
+		return
+	}
+	r.seq++
+	heap.Push(&r.q, &event{at: now.Add(r.cfg.Heartbeat), kind: ping, v: v, seq: r.seq, beat: v.page})
 }
 
 // botJoined records what a bot's join took: a session at once, or a
@@ -604,6 +678,13 @@ func (r *run) sample(ctx context.Context, now time.Time) error {
 	if r.waiting > 0 && r.cfg.Capacity > 0 {
 		r.utilSum += float64(r.live) / float64(r.cfg.Capacity)
 		r.utilN++
+		if sc, ok := r.p.(SessionCounter); ok {
+			sessions, err := sc.Sessions(ctx, now)
+			if err != nil {
+				return err
+			}
+			r.idleSum += float64(max(0, sessions-int64(r.live))) / float64(r.cfg.Capacity)
+		}
 	}
 	held, ok, err := r.p.Held(ctx, now)
 	if err != nil {

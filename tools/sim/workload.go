@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edgequeue/waitingroom/heartbeat"
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/store"
 	"github.com/edgequeue/waitingroom/tools/native"
@@ -21,8 +22,13 @@ const (
 // Timings are the room settings every simulated room shares: Refresh and
 // Inactivity, 20 s for a called visitor to come, and 5 minutes for a
 // waiting place without a poll.
-var Timings = fmt.Sprintf(`"paths":["/"],"refresh_seconds":%d,"claim_window":20,"inactivity_timeout":%d,"queue_timeout":300`,
-	int(Refresh.Seconds()), int(Inactivity.Seconds()))
+var Timings = timings(Inactivity)
+
+// timings is Timings with another inactivity timeout.
+func timings(inactivity time.Duration) string {
+	return fmt.Sprintf(`"paths":["/"],"refresh_seconds":%d,"claim_window":20,"inactivity_timeout":%d,"queue_timeout":300`,
+		int(Refresh.Seconds()), int(inactivity.Seconds()))
+}
 
 // Crowd is the benchmark's event: flash of the visitors arrive in the first
 // minute, the rest evenly over the next spread; 15% never come back after a
@@ -110,5 +116,38 @@ var FloodScenarios = []FloodScenario{
 func (s FloodScenario) Flood(edge Edge) Config {
 	cfg := FloodCrowd()
 	cfg.Bots, cfg.Edge = s.Bots, edge
+	return cfg
+}
+
+// HeartbeatScenario is a room's inactivity timeout, with or without the
+// heartbeat script on the pages of its origin.
+type HeartbeatScenario struct {
+	Name       string
+	Inactivity time.Duration
+	Heartbeat  bool
+}
+
+// HeartbeatScenarios are the rooms the heartbeat is measured in: today's
+// timings (a minute, no heartbeat), and two short timeouts kept by pages
+// that ping: 30 s, and the shortest a room accepts, 10 s, which is shorter
+// than the 15 s between an admitted visitor's requests.
+var HeartbeatScenarios = []HeartbeatScenario{
+	{"no heartbeat, inactivity 60 s (today)", Inactivity, false},
+	{"heartbeat, inactivity 30 s", 30 * time.Second, true},
+	{"heartbeat, inactivity 10 s", 10 * time.Second, true},
+}
+
+// Room is the scenario's room: settings, then Timings with its inactivity
+// timeout.
+func (s HeartbeatScenario) Room(settings string) (*queue.Room, error) {
+	return queue.ParseRoom("sim", []byte(fmt.Sprintf("{%s,%s}", settings, timings(s.Inactivity))))
+}
+
+// Config is cfg with the pages pinging as the script does in room, when
+// the scenario has the heartbeat.
+func (s HeartbeatScenario) Config(cfg Config, room *queue.Room) Config {
+	if s.Heartbeat {
+		cfg.Heartbeat = time.Duration(heartbeat.Every(room.Heartbeat())) * time.Second
+	}
 	return cfg
 }

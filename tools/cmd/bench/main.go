@@ -6,15 +6,17 @@
 // beforehand by make bench, whose outputs the -hotpaths flags name), and
 // the bot floods of issue 10 with the edge before and after its armour,
 // and the fairness of each calling order and of the scheduled events' draw
-// (issue 11). With -floods-only it plays the bot floods alone, with
-// -fairness-only the fairness alone, and rewrites that section of an
-// existing BENCHMARKS.md in place.
+// (issue 11), and the heartbeat's utilisation (issue 13). With
+// -floods-only it plays the bot floods alone, with -fairness-only the
+// fairness alone, with -heartbeat-only the heartbeat alone, and rewrites
+// that section of an existing BENCHMARKS.md in place.
 //
 //	go run ./cmd/bench -hotpaths hot.txt -wasm ../bin/main.go.wasm -hotpaths-wasm hot-wasm.txt \
 //	    [-tinygo-wasm ../bin/main.tinygo.wasm -tinygo-hotpaths hot-tinygo.txt -tinygo-version 0.33.0] \
 //	    -manifest ../fastly.toml -out ../BENCHMARKS.md -plot ../docs/flashcrowd.svg [-large]
 //	go run ./cmd/bench -floods-only -out ../BENCHMARKS.md -command "make bench-floods"
 //	go run ./cmd/bench -fairness-only -out ../BENCHMARKS.md -command "make bench-fairness"
+//	go run ./cmd/bench -heartbeat-only -out ../BENCHMARKS.md -command "make bench-heartbeat"
 package main
 
 import (
@@ -55,6 +57,9 @@ type options struct {
 	fairness     []sim.FairnessScenario
 	draws        []drawTest
 	fairnessOnly bool
+	// heartbeatOnly plays only the heartbeat's rooms
+	// (sim.HeartbeatScenarios).
+	heartbeatOnly bool
 }
 
 // drawTest is a chi-square test of the draw: package draw's order over
@@ -93,6 +98,7 @@ func main() {
 	flag.StringVar(&o.command, "command", "make bench", "the command named in the report")
 	flag.BoolVar(&o.floodsOnly, "floods-only", false, "play only the bot floods and rewrite their section of -out")
 	flag.BoolVar(&o.fairnessOnly, "fairness-only", false, "measure only the fairness and rewrite its section of -out")
+	flag.BoolVar(&o.heartbeatOnly, "heartbeat-only", false, "play only the heartbeat's rooms and rewrite its section of -out")
 	flag.StringVar(&o.cacheDir, "cache", filepath.Join(os.TempDir(), "fastlyhost-bench-cache"), "compiled-code cache of the host")
 	flag.Parse()
 	log.SetFlags(0)
@@ -113,12 +119,14 @@ func main() {
 	defer stop()
 	do := run
 	switch {
-	case o.floodsOnly && o.fairnessOnly:
-		log.Fatal("-floods-only and -fairness-only: one section at a time")
+	case countTrue(o.floodsOnly, o.fairnessOnly, o.heartbeatOnly) > 1:
+		log.Fatal("-floods-only, -fairness-only and -heartbeat-only: one section at a time")
 	case o.floodsOnly:
 		do = runFloods
 	case o.fairnessOnly:
 		do = runFairness
+	case o.heartbeatOnly:
+		do = runHeartbeat
 	}
 	if err := do(ctx, o); err != nil {
 		log.Fatal(err)
@@ -155,6 +163,11 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	res.FairnessTook = time.Since(began)
+	began = time.Now()
+	if err := heartbeats(ctx, &res); err != nil {
+		return err
+	}
+	res.HeartbeatTook = time.Since(began)
 
 	for i := range res.Builds {
 		b, wasm := &res.Builds[i], o.builds[i].wasm
@@ -218,6 +231,58 @@ func runFairness(ctx context.Context, o options) error {
 		res.FairnessTook = time.Since(o.began)
 		return err
 	})
+}
+
+// runHeartbeat plays the heartbeat's rooms and rewrites its section of
+// o.out.
+func runHeartbeat(ctx context.Context, o options) error {
+	return rewrite(o, "the heartbeat", benchreport.HeartbeatSection, func(res *benchreport.Results) error {
+		err := heartbeats(ctx, res)
+		res.HeartbeatTook = time.Since(o.began)
+		return err
+	})
+}
+
+// countTrue counts the flags set.
+func countTrue(flags ...bool) int {
+	n := 0
+	for _, f := range flags {
+		if f {
+			n++
+		}
+	}
+	return n
+}
+
+// heartbeatVisitors is the heartbeat workload's size: the flash crowd's
+// shape at a tenth of its visitors, so that its three rooms play in a few
+// minutes.
+const heartbeatVisitors = 10000
+
+// heartbeats plays each room of sim.HeartbeatScenarios on the heartbeat
+// workload, each on its own fresh redis-server.
+func heartbeats(ctx context.Context, res *benchreport.Results) error {
+	res.HeartbeatWorkload = flashCrowd(heartbeatVisitors)
+	for _, s := range sim.HeartbeatScenarios {
+		room, err := s.Room(`"max_active_users":` + strconv.Itoa(res.HeartbeatWorkload.Capacity))
+		if err != nil {
+			return err
+		}
+		cfg := s.Config(res.HeartbeatWorkload, room)
+		srv, err := redisproc.Start()
+		if err != nil {
+			return err
+		}
+		rep, err := sim.Run(ctx, cfg, sim.NewOurs(srv.Addr, room), resp.NewPool(srv.Addr, 2))
+		srv.Close()
+		if err != nil {
+			return fmt.Errorf("heartbeat %q: %w", s.Name, err)
+		}
+		log.Printf("heartbeat: %s: utilisation %.1f%%, %.1f%% held by the gone, %.2f keep-alive calls per visitor-minute, in %v", s.Name,
+			rep.Utilisation*100, rep.IdleHeld*100, rep.KeepCallsPerMinute(), rep.Elapsed.Round(time.Second))
+		res.Heartbeats = append(res.Heartbeats, benchreport.Heartbeat{Scenario: s, Report: rep, Every: cfg.Heartbeat})
+	}
+	return nil
 }
 
 // rewrite measures one section (what) and puts it, as section renders it,

@@ -459,6 +459,8 @@ func describe(w io.Writer, s edge.Settings, req *match.Request, dest edge.Destin
 		fmt.Fprintf(w, "room:    none\nrule:    admin API\nwhy:     the path is at or below api_path %s, which no room holds\n", s.APIPath)
 	case edge.ToLeave:
 		fmt.Fprintf(w, "room:    none\nrule:    departure beacon\nwhy:     %s is the edge's own path for leaving a line\n", edge.LeavePath)
+	case edge.ToHeartbeat, edge.ToHeartbeatScript:
+		fmt.Fprintf(w, "room:    none\nrule:    %s\nwhy:     %s is the edge's own path for origin pages' heartbeat\n", dest, p.Escaped)
 	case edge.ToLine:
 		fmt.Fprintf(w, "room:    %s\nrule:    line\nwhy:     %s; no bypass rule matched, so it needs a place in the line\n", room, held(s, req, j.Room))
 		if p.Ambiguous != "" {

@@ -1,0 +1,127 @@
+// The heartbeat of origin pages (package heartbeat's script): it keeps an
+// admitted reader's session while their page is visible, so a room's
+// inactivity timeout can be short without throwing readers out.
+
+package edge
+
+import (
+	"context"
+
+	"github.com/edgequeue/waitingroom/heartbeat"
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/fastly/compute-sdk-go/fsthttp"
+)
+
+// heartbeatJSON answers a heartbeat: the rooms whose pass the visitor
+// sent, whether each still holds their session, when to ping next (the
+// shortest heartbeat of those rooms; 0 when none is held: nothing to
+// keep), and whether the page should send the departure beacon when left.
+type heartbeatJSON struct {
+	Rooms       []heartbeatRoom `json:"rooms"`
+	NextSeconds int             `json:"next_seconds"`
+	LeaveBeacon bool            `json:"leave_beacon"`
+}
+
+type heartbeatRoom struct {
+	Room   string `json:"room"`
+	Active bool   `json:"active"`
+}
+
+// heartbeatPing keeps the visitor's sessions in every room on this host
+// whose pass they sent (queue.Gate.Keep): no store call inside a room's
+// heartbeat, one when due, none for a visitor without a session. It never
+// joins a line.
+func (s *Service) heartbeatPing(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, settings Settings) {
+	w.Header().Set("Cache-Control", "no-store")
+	if r.Method != fsthttp.MethodPost {
+		s.Logf("heartbeat: refused: method %q, not POST", r.Method)
+		w.Header().Set("Allow", "POST")
+		plain(w, fsthttp.StatusMethodNotAllowed, "the heartbeat takes POST only\n")
+		return
+	}
+	if why := crossSite(r); why != "" {
+		// As for the departure beacon: another site must not learn, with
+		// the visitor's cookie, whether they hold a place.
+		s.Logf("heartbeat: refused: %s", why)
+		plain(w, fsthttp.StatusForbidden, "the heartbeat is for this site's own pages\n")
+		return
+	}
+	answer := heartbeatJSON{Rooms: []heartbeatRoom{}}
+	var gate *queue.Gate
+	for _, room := range settings.Rooms {
+		if !room.Serves(r.Host) {
+			continue
+		}
+		v := s.visitor(r, room)
+		if len(v.Passes) == 0 {
+			continue
+		}
+		if gate == nil {
+			var err error
+			if gate, err = s.gate(settings); err != nil {
+				s.Logf("heartbeat: cannot run the line: %s", describe(err))
+				w.Header().Set("Retry-After", "10")
+				plain(w, fsthttp.StatusServiceUnavailable, "the waiting room cannot keep sessions at the moment\n")
+				return
+			}
+		}
+		d := gate.Keep(ctx, room, v)
+		active := d.Action == queue.Admit
+		answer.Rooms = append(answer.Rooms, heartbeatRoom{room.Name, active})
+		switch {
+		case d.Err != nil:
+			s.Logf("room %s: heartbeat (%s): %v", room.Name, d.Why, d.Err)
+		case d.Why != "session":
+			s.Logf("room %s: heartbeat (%s)", room.Name, d.Why)
+		}
+		if !active {
+			continue
+		}
+		if c := s.cookie(room, d); c != "" {
+			w.Header().Add("Set-Cookie", c)
+		}
+		every := heartbeat.Every(room.At(s.Now).Heartbeat())
+		if answer.NextSeconds == 0 || every < answer.NextSeconds {
+			answer.NextSeconds = every
+		}
+		answer.LeaveBeacon = answer.LeaveBeacon || room.LeaveBeacon
+	}
+	s.json(w, fsthttp.StatusOK, answer)
+}
+
+// heartbeatScript serves the heartbeat script with no store call: cached
+// for a year when asked for by its version (a new script has a new one),
+// for five minutes otherwise, so an unversioned tag picks up a new script
+// soon.
+func (s *Service) heartbeatScript(w fsthttp.ResponseWriter, r *fsthttp.Request) {
+	if r.Method != fsthttp.MethodGet && r.Method != fsthttp.MethodHead {
+		s.Logf("heartbeat script: refused: method %q, not GET", r.Method)
+		w.Header().Set("Allow", "GET, HEAD")
+		plain(w, fsthttp.StatusMethodNotAllowed, "the heartbeat script takes GET or HEAD only\n")
+		return
+	}
+	version := heartbeat.Version()
+	h := w.Header()
+	h.Set("Content-Type", "text/javascript; charset=utf-8")
+	h.Set("ETag", `"`+version+`"`)
+	if r.URL.Query().Get("v") == version {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "public, max-age=300")
+	}
+	if r.Header.Get("If-None-Match") == `"`+version+`"` {
+		w.WriteHeader(fsthttp.StatusNotModified)
+		return
+	}
+	w.WriteHeader(fsthttp.StatusOK)
+	if r.Method == fsthttp.MethodGet {
+		w.Write([]byte(heartbeat.Script))
+	}
+}
+
+// plain answers code with a short text saying why.
+func plain(w fsthttp.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	w.Write([]byte(msg))
+}

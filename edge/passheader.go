@@ -1,0 +1,92 @@
+// What a client asks of the line in the waiting room's own request
+// headers, read before stripReserved removes them (the origin never sees
+// them): the pass of an app without a cookie jar, and whether a request
+// is the queue's poll.
+
+package edge
+
+import (
+	"strconv"
+
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/fastly/compute-sdk-go/fsthttp"
+)
+
+// PassHeader carries a room's pass for a client that keeps no cookies (a
+// native app, a script): in a request, the passes the client holds, as
+// `name=pass` pairs separated by `;` as in a Cookie header, each name a
+// room's cookie_name; in a response, the pass the edge issued,
+// `name=pass`, or `name=` when the pass is withdrawn. Authorization is
+// left to the origin.
+const PassHeader = ReservedPrefix + "Pass"
+
+// PollHeader marks a request as a poll of the visitor's place (the queue
+// page's script sends "1"): when the gate admits it, the edge answers
+// "admitted" itself instead of forwarding the poll to the origin.
+const PollHeader = ReservedPrefix + "Poll"
+
+// Bounds on PassHeader: a client holds one pass per room it is in, a few
+// hundred bytes each. Beyond them the header is ignored (and logged), so a
+// bloated one costs no more than a scan of its length.
+const (
+	maxPassLines = 4
+	maxPassBytes = 8 << 10
+)
+
+// asked is what a request asked of the line in the reserved headers.
+type asked struct {
+	// passes are the PassHeader lines, when within bounds.
+	passes []string
+	// passHeader is true when the request carried PassHeader at all
+	// (even empty, even oversized): the client reads passes there.
+	passHeader bool
+	// json is true when the request asked for JSON (Accept).
+	json bool
+	// poll is true for PollHeader: 1.
+	poll bool
+	// refused says why PassHeader was ignored, for the log, or is "".
+	refused string
+}
+
+// readAsked reads what r asks of the line, before the reserved headers
+// are stripped.
+func readAsked(r *fsthttp.Request) asked {
+	a := asked{json: wantsJSON(r), poll: r.Header.Get(PollHeader) == "1"}
+	lines := r.Header.Values(PassHeader)
+	a.passHeader = len(lines) > 0
+	size := 0
+	for _, l := range lines {
+		size += len(l)
+	}
+	switch {
+	case len(lines) > maxPassLines:
+		a.refused = strconv.Itoa(len(lines)) + " lines, more than " + strconv.Itoa(maxPassLines)
+	case size > maxPassBytes:
+		a.refused = strconv.Itoa(size) + " bytes, more than " + strconv.Itoa(maxPassBytes)
+	default:
+		a.passes = lines
+	}
+	return a
+}
+
+// passValues are the values of room's pass a request offers: its cookies
+// and, for a client without a cookie jar, its PassHeader. Both are read
+// alike and bounded together (queue.CookieValues), and the gate verifies
+// each for this room: a pass another room issued is refused as a forged
+// one would be.
+func (s *Service) passValues(r *fsthttp.Request, room *queue.Room) []string {
+	lines := r.Header.Values("Cookie")
+	if len(s.asked.passes) > 0 {
+		lines = append(lines[:len(lines):len(lines)], s.asked.passes...)
+	}
+	return queue.CookieValues(lines, room.CookieName)
+}
+
+// givePass sets PassHeader for a client that reads it (one that sent the
+// header or asked for JSON): pass is room's new pass, or "" to withdraw
+// it.
+func (s *Service) givePass(h fsthttp.Header, room *queue.Room, pass string) {
+	if s.asked.passHeader || s.asked.json {
+		h.Set(PassHeader, room.CookieName+"="+pass)
+	}
+}
