@@ -111,7 +111,7 @@ func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 		"now_serving": serving, "issued": strconv.FormatInt(pl.Issued, 10),
 		"wait": disp.Wait, "refresh_seconds": refresh, "status": disp.Status, "draw": drawNote(lang, pl.Event),
 		"announce": disp.Announce, "position_number": strconv.FormatInt(pl.Ahead+1, 10),
-		"progress": strconv.FormatInt(disp.Progress, 10), "progress_max": strconv.FormatInt(disp.ProgressMax, 10),
+		"progress": strconv.FormatInt(*disp.Progress, 10), "progress_max": strconv.FormatInt(*disp.ProgressMax, 10),
 		"updated": s.Now.UTC().Format("15:04:05") + " UTC", "updated_iso": s.Now.UTC().Format(time.RFC3339),
 		"label_place": locale.Text(lang, locale.LabelPlace), "label_ahead": locale.Text(lang, locale.LabelAhead),
 		"label_wait": locale.Text(lang, locale.LabelWait), "label_ticket": locale.Text(lang, locale.LabelTicket),
@@ -141,31 +141,32 @@ func brand(values map[string]string, lang string, room *queue.Room) {
 
 // placeDisplay is a waiting visitor's place as the queue page words it,
 // in the page's language: the page's script puts these texts in place of
-// the ones the page was rendered with.
+// the ones the page was rendered with. A pre-queue's has only Language,
+// Status and OpensIn; a place's has all the others (display sets them).
 type placeDisplay struct {
 	// Language is the language of the texts (the page's lang).
-	Language string `json:"language"`
+	Language string `json:"language,omitempty"`
 	// Position and Ahead are the place and the people ahead, with the
 	// language's digit grouping; a range ("12–15") in a shuffled group.
-	Position string `json:"position"`
-	Ahead    string `json:"ahead"`
+	Position string `json:"position,omitempty"`
+	Ahead    string `json:"ahead,omitempty"`
 	// Wait is the estimate as a range ("8–12 minutes"), or why there is
 	// none.
-	Wait string `json:"wait"`
+	Wait string `json:"wait,omitempty"`
 	// Status says how the line moves (in order, in random groups, by a
 	// draw, in the priority lane, paused).
-	Status string `json:"status"`
+	Status string `json:"status,omitempty"`
 	// Announce is the short sentence the page's live region reads out
 	// when the place changes ("You are now number 12 in line.").
-	Announce string `json:"announce"`
+	Announce string `json:"announce,omitempty"`
 	// Ticket and NowServing are the numbers as the page shows them
 	// ("#48213", "#P3" in the priority lane).
-	Ticket     string `json:"ticket"`
-	NowServing string `json:"now_serving"`
+	Ticket     string `json:"ticket,omitempty"`
+	NowServing string `json:"now_serving,omitempty"`
 	// Progress of ProgressMax is how far the visitor has come since the
 	// ticket was issued (ProgressMax people were ahead then).
-	Progress    int64 `json:"progress"`
-	ProgressMax int64 `json:"progress_max"`
+	Progress    *int64 `json:"progress,omitempty"`
+	ProgressMax *int64 `json:"progress_max,omitempty"`
 	// OpensIn counts down to the sale in a pre-queue.
 	OpensIn string `json:"opens_in,omitempty"`
 }
@@ -181,13 +182,15 @@ func display(lang string, room *queue.Room, pl queue.Place) placeDisplay {
 	ticket, serving := laneNumbers(pl)
 	d := placeDisplay{Language: lang, Position: position, Ahead: ahead, Wait: describeWait(lang, pl),
 		Status: statusNote(lang, room, pl), Announce: locale.Fill(locale.Text(lang, locale.Announce), "n", position),
-		Ticket: "#" + ticket, NowServing: "#" + serving, Progress: 1, ProgressMax: 1}
+		Ticket: "#" + ticket, NowServing: "#" + serving}
 	if pl.Paused {
 		d.Announce = d.Status
 	}
+	progress, most := int64(1), int64(1) // nobody was ahead: all the way
 	if pl.StartAhead > 0 {
-		d.ProgressMax, d.Progress = pl.StartAhead, max(pl.StartAhead-pl.Ahead, 0)
+		progress, most = max(pl.StartAhead-pl.Ahead, 0), pl.StartAhead
 	}
+	d.Progress, d.ProgressMax = &progress, &most
 	return d
 }
 
