@@ -65,6 +65,11 @@ function answer(j) {
 		stamp();
 		later(j.refresh_seconds);
 		return;
+	case "closed":
+		// The operator closed the room: show its page rather than a
+		// place that no longer moves.
+		location.reload();
+		return;
 	}
 	later(j.retry_after_seconds);
 }
