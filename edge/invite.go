@@ -186,12 +186,6 @@ func (s *Service) countBadInvite(client string) {
 	}
 }
 
-// priorityStatus tells a visitor in the priority lane what their place is.
-func priorityStatus(room *queue.Room) string {
-	return fmt.Sprintf("You hold a priority place: invited visitors are let in ahead of the line, with up to %d%% of the places, so the line keeps moving too.",
-		int(room.PriorityShare*100+0.5))
-}
-
 // laneNumbers are pl's ticket and now-serving numbers as the queue page
 // shows them: in the priority lane, whose tickets the store numbers -1,
 // -2, ..., "P1", "P2", ...

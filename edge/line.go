@@ -145,8 +145,11 @@ const ClosedRetry = 5 * time.Minute
 // closed refuses a visitor without a session in a room that lets nobody
 // new in (reject mode, or closed live by the operator).
 func (s *Service) closed(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
-	s.refuse(w, r, room, fsthttp.StatusServiceUnavailable, "closed", ClosedRetry, "Closed for now",
-		"This part of the site is closed at the moment. Please come back later.")
+	if !wantsJSON(r) {
+		s.closedPage(w, r, room) // in the visitor's language and the room's colours
+		return
+	}
+	s.refuse(w, r, room, fsthttp.StatusServiceUnavailable, "closed", ClosedRetry, "", "")
 }
 
 // limited refuses a join from a client that joined too often.

@@ -4,11 +4,11 @@ package edge
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
 	"time"
 
+	"github.com/edgequeue/waitingroom/locale"
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/templates"
 	"github.com/fastly/compute-sdk-go/fsthttp"
@@ -17,12 +17,10 @@ import (
 // BusyRetry is how long the busy page asks a visitor to wait.
 const BusyRetry = 5 * time.Second
 
-// pagePolicy is the Content-Security-Policy of the pages the edge writes
-// (queue, busy, problem, closed, setup) and of its other answers. The
-// built-in pages have inline style and no script; an operator's template
-// may also use the site's own stylesheets, images and fonts (under a
-// bypass path), and data: images. No script runs, no form is sent, and no
-// other site may frame the page.
+// pagePolicy is the Content-Security-Policy of the edge's answers that
+// are not pages (redirects, JSON, refusals without a body); a page sets
+// its template's own (templates.Template.Policy), which allows its inline
+// script and styles by hash.
 const pagePolicy = "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; " +
 	"form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
 
@@ -56,38 +54,42 @@ func refusal(err error) string {
 	return "; offered pass refused: " + err.Error()
 }
 
+// speak picks the language of a page (or JSON display) for r in room, and
+// says that the answer depends on Accept-Language.
+func speak(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) string {
+	w.Header().Add("Vary", "Accept-Language")
+	return locale.Negotiate(r.Header.Get("Accept-Language"), room.Look.Language)
+}
+
+// theme is the room's colours as CSS custom properties, for the pages'
+// {{theme}} style: text picked black or white for each background.
+func theme(room *queue.Room) string {
+	bg, brand, text, onBrand := room.Look.Colours()
+	return ":root{--wr-bg:" + bg.Hex() + ";--wr-fg:" + text.Hex() + ";--wr-brand:" + brand.Hex() + ";--wr-on-brand:" + onBrand.Hex() + "}"
+}
+
+// queuePage shows a waiting visitor their place: the page, or for a
+// client that asks for JSON, the facts and the page's words for them. No
+// Refresh header: the page's script polls, and only a page without
+// scripting reloads itself (its <noscript> refresh).
 func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision) {
 	pl := d.Place
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
-	refresh := strconv.Itoa(int(pl.PollEvery / time.Second))
-	h.Set("Refresh", refresh)
 	if c := s.cookie(room, d); c != "" {
 		h.Add("Set-Cookie", c)
 	}
+	lang := speak(w, r, room)
+	refresh := strconv.Itoa(int(pl.PollEvery / time.Second))
 	if e := pl.Event; e != nil && e.Prequeue {
-		s.prequeuePage(w, r, room, d, refresh)
+		s.prequeuePage(w, r, room, d, lang, refresh)
 		return
 	}
-	status := "The site is busy, so visitors are let in in the order they arrived."
-	switch e := pl.Event; {
-	case e != nil && e.Drawn:
-		status = fmt.Sprintf("The sale opened at %s. Everyone in its pre-queue was given a place in line by a random draw; your turn comes somewhere in that range.",
-			e.Starts.Format("15:04 UTC, 2 January"))
-	case pl.Random:
-		status = fmt.Sprintf("The site is busy. Visitors who arrived within the same %d seconds form a group and are let in in a random order; %s ahead of yours.",
-			room.RandomWindow, plural(pl.GroupsAhead, "group is", "groups are"))
-	}
-	if pl.Priority {
-		status = priorityStatus(room)
-	}
-	if pl.Paused {
-		status = "Entry is paused for the moment; your place is kept."
-	}
+	disp := display(lang, room, pl)
 	if wantsJSON(r) {
 		doc := placeJSON{Room: room.Name, Status: "waiting", Ticket: pl.Ticket, Position: pl.Ahead + 1, Ahead: pl.Ahead,
 			NowServing: pl.Admitted, Issued: pl.Issued, Paused: pl.Paused, RefreshSeconds: int(pl.PollEvery / time.Second),
-			Event: eventDoc(pl.Event, s.Now)}
+			Event: eventDoc(pl.Event, s.Now), Display: &disp}
 		doc.Priority = pl.Priority
 		if pl.WaitKnown {
 			secs := int64(pl.WaitMin / time.Second)
@@ -103,127 +105,205 @@ func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 		s.json(w, room.QueueStatusCode, doc)
 		return
 	}
-	ahead, position := strconv.FormatInt(pl.Ahead, 10), strconv.FormatInt(pl.Ahead+1, 10)
-	if pl.AheadMax > pl.Ahead {
-		ahead = fmt.Sprintf("between %d and %d", pl.Ahead, pl.AheadMax)
-		position = fmt.Sprintf("%d–%d", pl.Ahead+1, pl.AheadMax+1)
-	}
 	ticket, serving := laneNumbers(pl)
-	s.page(w, room.QueueStatusCode, room.Template, templates.Queue, map[string]string{
-		"room": room.Name, "ticket": ticket,
-		"position": position, "ahead": ahead,
+	values := map[string]string{
+		"room": room.Name, "ticket": ticket, "position": disp.Position, "ahead": disp.Ahead,
 		"now_serving": serving, "issued": strconv.FormatInt(pl.Issued, 10),
-		"wait": describeWait(pl), "refresh_seconds": refresh, "status": status, "draw": drawNote(pl.Event),
-	})
+		"wait": disp.Wait, "refresh_seconds": refresh, "status": disp.Status, "draw": drawNote(lang, pl.Event),
+		"announce": disp.Announce, "position_number": strconv.FormatInt(pl.Ahead+1, 10),
+		"progress": strconv.FormatInt(*disp.Progress, 10), "progress_max": strconv.FormatInt(*disp.ProgressMax, 10),
+		"updated": s.Now.UTC().Format("15:04:05") + " UTC", "updated_iso": s.Now.UTC().Format(time.RFC3339),
+		"label_place": locale.Text(lang, locale.LabelPlace), "label_ahead": locale.Text(lang, locale.LabelAhead),
+		"label_wait": locale.Text(lang, locale.LabelWait), "label_ticket": locale.Text(lang, locale.LabelTicket),
+		"label_serving": locale.Text(lang, locale.LabelServing), "label_updated": locale.Text(lang, locale.LabelUpdated),
+		"label_progress": locale.Text(lang, locale.LabelProgress), "turn_note": room.Look.Text(lang, "turn"),
+	}
+	brand(values, lang, room)
+	s.page(w, room.QueueStatusCode, room.Template, templates.Queue, values)
+}
+
+// brand adds what every page of a room shows the same way: its language,
+// title, message, logo, support link, colours and the live-update notes.
+func brand(values map[string]string, lang string, room *queue.Room) {
+	values["lang"] = lang
+	values["title"] = room.Look.Text(lang, "title")
+	values["message"] = room.Look.Text(lang, "message")
+	values["logo_url"] = room.Look.LogoURL
+	values["theme"] = theme(room)
+	values["keep_note"] = room.Look.Text(lang, "keep")
+	values["live_note"] = locale.Text(lang, locale.Live)
+	values["refresh_label"] = locale.Text(lang, locale.RefreshNow)
+	if room.Look.SupportLink != "" {
+		values["support_link"] = room.Look.SupportLink
+		values["support_label"] = room.Look.Text(lang, "support")
+	}
 }
 
 // placeDisplay is a waiting visitor's place as the queue page words it,
-// in the page's language.
+// in the page's language: the page's script puts these texts in place of
+// the ones the page was rendered with. A pre-queue's has only Language,
+// Status and OpensIn; a place's has all the others (display sets them).
 type placeDisplay struct {
-	Position string `json:"position"`
-	Ahead    string `json:"ahead"`
-	Wait     string `json:"wait"`
-	Status   string `json:"status"`
+	// Language is the language of the texts (the page's lang).
+	Language string `json:"language,omitempty"`
+	// Position and Ahead are the place and the people ahead, with the
+	// language's digit grouping; a range ("12–15") in a shuffled group.
+	Position string `json:"position,omitempty"`
+	Ahead    string `json:"ahead,omitempty"`
+	// Wait is the estimate as a range ("8–12 minutes"), or why there is
+	// none.
+	Wait string `json:"wait,omitempty"`
+	// Status says how the line moves (in order, in random groups, by a
+	// draw, in the priority lane, paused).
+	Status string `json:"status,omitempty"`
+	// Announce is the short sentence the page's live region reads out
+	// when the place changes ("You are now number 12 in line.").
+	Announce string `json:"announce,omitempty"`
+	// Ticket and NowServing are the numbers as the page shows them
+	// ("#48213", "#P3" in the priority lane).
+	Ticket     string `json:"ticket,omitempty"`
+	NowServing string `json:"now_serving,omitempty"`
+	// Progress of ProgressMax is how far the visitor has come since the
+	// ticket was issued (ProgressMax people were ahead then).
+	Progress    *int64 `json:"progress,omitempty"`
+	ProgressMax *int64 `json:"progress_max,omitempty"`
+	// OpensIn counts down to the sale in a pre-queue.
+	OpensIn string `json:"opens_in,omitempty"`
+}
+
+// display words pl in lang.
+func display(lang string, room *queue.Room, pl queue.Place) placeDisplay {
+	position, ahead := locale.Number(lang, pl.Ahead+1), locale.Number(lang, pl.Ahead)
+	if pl.AheadMax > pl.Ahead {
+		span := locale.Text(lang, locale.Range)
+		ahead = locale.Fill(locale.Fill(span, "a", ahead), "b", locale.Number(lang, pl.AheadMax))
+		position = locale.Fill(locale.Fill(span, "a", position), "b", locale.Number(lang, pl.AheadMax+1))
+	}
+	ticket, serving := laneNumbers(pl)
+	d := placeDisplay{Language: lang, Position: position, Ahead: ahead, Wait: describeWait(lang, pl),
+		Status: statusNote(lang, room, pl), Announce: locale.Fill(locale.Text(lang, locale.Announce), "n", position),
+		Ticket: "#" + ticket, NowServing: "#" + serving}
+	if pl.Paused {
+		d.Announce = d.Status
+	}
+	progress, most := int64(1), int64(1) // nobody was ahead: all the way
+	if pl.StartAhead > 0 {
+		progress, most = max(pl.StartAhead-pl.Ahead, 0), pl.StartAhead
+	}
+	d.Progress, d.ProgressMax = &progress, &most
+	return d
+}
+
+// statusNote says how the line moves for pl.
+func statusNote(lang string, room *queue.Room, pl queue.Place) string {
+	switch e := pl.Event; {
+	case pl.Paused:
+		return locale.Text(lang, locale.Paused)
+	case pl.Priority:
+		return locale.Fill(locale.Text(lang, locale.Priority), "share", strconv.Itoa(int(room.PriorityShare*100+0.5)))
+	case e != nil && e.Drawn:
+		return locale.Fill(locale.Text(lang, locale.Drawn), "starts", locale.Moment(e.Starts))
+	case pl.Random:
+		note := locale.Fill(locale.Text(lang, locale.Random), "seconds", strconv.Itoa(room.RandomWindow))
+		return locale.Fill(note, "groups", locale.Number(lang, pl.GroupsAhead))
+	}
+	return locale.Text(lang, locale.Fifo)
 }
 
 // drawNote publishes a drawn sale's key beside its commitment, so a
 // visitor can check the draw.
-func drawNote(e *queue.EventPlace) string {
+func drawNote(lang string, e *queue.EventPlace) string {
 	if e == nil || e.Key == "" {
 		return ""
 	}
-	return "The draw's key was " + e.Key + "; its SHA-256, published before the sale, is " + e.Commitment + "."
+	return locale.Fill(locale.Fill(locale.Text(lang, locale.DrawNote), "key", e.Key), "commitment", e.Commitment)
 }
 
 // prequeuePage counts down to the sale for a visitor in its pre-queue.
-func (s *Service) prequeuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision, refresh string) {
+func (s *Service) prequeuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision, lang, refresh string) {
 	e := d.Place.Event
+	opens := locale.Countdown(lang, e.Starts.Sub(s.Now))
+	intro := locale.Fill(locale.Fill(locale.Text(lang, locale.PrequeueIntro), "event", e.Name), "starts", locale.Moment(e.Starts))
 	if wantsJSON(r) {
 		s.json(w, room.QueueStatusCode, placeJSON{Room: room.Name, Status: "prequeue", Ticket: d.Place.Ticket,
 			NowServing: d.Place.Admitted, Issued: d.Place.Issued, Paused: d.Place.Paused,
-			RefreshSeconds: int(d.Place.PollEvery / time.Second), Event: eventDoc(e, s.Now)})
+			RefreshSeconds: int(d.Place.PollEvery / time.Second), Event: eventDoc(e, s.Now),
+			Display: &placeDisplay{Language: lang, Status: intro, OpensIn: opens}})
 		return
 	}
-	s.page(w, room.QueueStatusCode, templates.Prequeue.Name, templates.Prequeue, map[string]string{
-		"room": room.Name, "event": e.Name, "starts": e.Starts.Format("15:04 UTC on 2 January 2006"),
-		"opens_in": countdown(e.Starts.Sub(s.Now)), "refresh_seconds": refresh, "commitment": e.Commitment,
-	})
-}
-
-// countdown says how long until a start, to the minute (to the second in
-// the last minute).
-func countdown(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "any moment now"
-	case d < time.Minute:
-		return plural(int64((d+time.Second-1)/time.Second), "second", "seconds")
-	case d < time.Hour:
-		return plural(int64((d+time.Minute-1)/time.Minute), "minute", "minutes")
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%d h %02d min", int64(d/time.Hour), int64(d%time.Hour/time.Minute))
+	values := map[string]string{
+		"room": room.Name, "event": e.Name, "starts": locale.Moment(e.Starts),
+		"opens_in": opens, "refresh_seconds": refresh, "commitment": e.Commitment,
+		"intro": intro, "label_opens": locale.Text(lang, locale.OpensIn),
+		"draw_note":       locale.Text(lang, locale.PrequeueDraw),
+		"commitment_note": locale.Fill(locale.Text(lang, locale.PrequeueCommit), "commitment", e.Commitment),
 	}
-	return plural(int64(d/(24*time.Hour)), "day", "days")
+	brand(values, lang, room)
+	values["title"] = locale.Text(lang, locale.PrequeueTitle)
+	s.page(w, room.QueueStatusCode, templates.Prequeue.Name, templates.Prequeue, values)
 }
 
-// describeWait says the estimate in words a visitor reads at a glance: a
-// range when the visitor's turn comes somewhere in a shuffled group.
-func describeWait(p queue.Place) string {
+// describeWait says the estimate in words a visitor reads at a glance,
+// as a range: the observed pace's estimate from 0.8 to 1.25 times, or the
+// earliest to the latest call in a shuffled group or a draw.
+func describeWait(lang string, p queue.Place) string {
 	switch {
 	case !p.WaitKnown && p.Paused:
-		return "unknown while entry is paused"
+		return locale.Text(lang, locale.WaitPaused)
 	case !p.WaitKnown:
-		return "not known yet: nobody has been let in during the last few minutes"
+		return locale.Text(lang, locale.WaitUnknown)
+	case p.WaitMin < p.Wait:
+		return locale.WaitRange(lang, p.WaitMin, p.Wait)
 	}
-	least, most := aboutDuration(p.WaitMin), aboutDuration(p.Wait)
-	if least == most {
-		return most
-	}
-	return "between " + least + " and " + most
-}
-
-// aboutDuration rounds d to what a visitor reads at a glance.
-func aboutDuration(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return "less than a minute"
-	case d < 2*time.Minute:
-		return "about 1 minute"
-	case d < 2*time.Hour:
-		return fmt.Sprintf("about %d minutes", int((d+30*time.Second)/time.Minute))
-	}
-	return fmt.Sprintf("about %d hours", int((d+30*time.Minute)/time.Hour))
-}
-
-// plural writes n with the singular or plural words after it.
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.FormatInt(n, 10) + " " + many
+	return locale.WaitRange(lang, p.Wait*4/5, p.Wait*5/4)
 }
 
 func (s *Service) busy(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
-	secs := strconv.Itoa(int(BusyRetry / time.Second))
+	retry := int64(BusyRetry / time.Second)
+	secs := strconv.FormatInt(retry, 10)
 	w.Header().Set("Retry-After", secs)
 	w.Header().Set("Cache-Control", "no-store")
 	if wantsJSON(r) {
-		s.json(w, fsthttp.StatusServiceUnavailable, busyJSON{room.Name, "busy", int(BusyRetry / time.Second)})
+		s.json(w, fsthttp.StatusServiceUnavailable, busyJSON{room.Name, "busy", int(retry)})
 		return
 	}
-	s.page(w, fsthttp.StatusServiceUnavailable, templates.Busy.Name, templates.Busy, map[string]string{"room": room.Name, "retry_seconds": secs})
+	lang := speak(w, r, room)
+	values := map[string]string{"room": room.Name, "retry_seconds": secs,
+		"text": locale.Fill(locale.Text(lang, locale.BusyText), "in", locale.Count(lang, retry, locale.Seconds))}
+	brand(values, lang, room)
+	values["title"] = room.Look.Text(lang, "busy_title")
+	s.page(w, fsthttp.StatusServiceUnavailable, templates.Busy.Name, templates.Busy, values)
 }
 
+// closedPage tells a visitor that room is closed, in their language and
+// the room's colours.
+func (s *Service) closedPage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Retry-After", strconv.Itoa(int(ClosedRetry/time.Second)))
+	lang := speak(w, r, room)
+	s.page(w, fsthttp.StatusServiceUnavailable, templates.Problem.Name, templates.Problem, map[string]string{
+		"title": room.Look.Text(lang, "closed_title"), "message": room.Look.Text(lang, "closed_text"),
+		"lang": lang, "theme": theme(room),
+	})
+}
+
+// problem explains, in English, why the service cannot serve a request
+// (these pages are about the site's setup or the request, not a room).
 func (s *Service) problem(w fsthttp.ResponseWriter, code int, title, message string) {
 	w.Header().Set("Cache-Control", "no-store")
-	s.page(w, code, templates.Problem.Name, templates.Problem, map[string]string{"title": title, "message": message})
+	s.page(w, code, templates.Problem.Name, templates.Problem, map[string]string{"title": title, "message": message, "lang": locale.Default})
 }
 
 // page renders a page from the operator's template called name in the KV
-// store, or from the embedded default when there is none or it is broken.
+// store, or from the embedded default when there is none or it is broken,
+// under the template's Content-Security-Policy (its inline scripts and
+// styles by hash, and the theme's).
 func (s *Service) page(w fsthttp.ResponseWriter, code int, name string, kind templates.Page, values map[string]string) {
 	t := s.template(name, kind)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if t != nil {
+		w.Header().Set("Content-Security-Policy", t.Policy(values["theme"]))
+	}
 	w.WriteHeader(code)
 	if t == nil {
 		io.WriteString(w, "The waiting room cannot show this page; see the log.\n")

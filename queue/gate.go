@@ -110,6 +110,9 @@ type Place struct {
 	WaitKnown     bool
 	// PollEvery is when the visitor should ask again.
 	PollEvery time.Duration
+	// StartAhead is Ahead when the ticket was first issued: the queue
+	// page's progress runs from it to zero.
+	StartAhead int64
 	// Priority is true for a place in the priority lane (an invite's):
 	// Ticket is below zero, and Admitted and Issued count that lane.
 	Priority bool
@@ -166,7 +169,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 			return g.storeFailed(room, "poll failed", err)
 		}
 		return g.settle(room, v, pl, map[store.Outcome]string{
-			store.Waiting: "waiting", store.Admitted: "called", store.Rejoined: "place lost, rejoined"}, refused, joinedAt(pass.Joined, pl, v.Now))
+			store.Waiting: "waiting", store.Admitted: "called", store.Rejoined: "place lost, rejoined"}, refused, joinedAt(pass.Joined, pl, v.Now), startAhead(pass.StartAhead, pl))
 	case Arrival:
 		if g.Joins != nil && v.Client != "" && room.JoinsPerIPPerMinute > 0 {
 			within, err := g.Joins.Join(room, v.Client)
@@ -184,7 +187,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 			return g.storeFailed(room, "join failed", err)
 		}
 		return g.settle(room, v, pl, map[store.Outcome]string{
-			store.Waiting: "joined", store.Admitted: "joined and called", store.Rejoined: "joined again"}, refused, joinedAt(pass.IssuedAt, pl, v.Now))
+			store.Waiting: "joined", store.Admitted: "joined and called", store.Rejoined: "joined again"}, refused, joinedAt(pass.IssuedAt, pl, v.Now), 0)
 	}
 	return g.arrive(room, v, refused)
 }
@@ -264,7 +267,16 @@ func joinedAt(since time.Time, pl store.Place, now time.Time) time.Time {
 	return since
 }
 
-func (g *Gate) settle(room *Room, v Visitor, pl store.Place, why map[store.Outcome]string, refused error, joined time.Time) Decision {
+// startAhead is the ahead count at arrival a ticket pass carried, while
+// its holder keeps the place; 0 (not known) once the place was lost.
+func startAhead(held int64, pl store.Place) int64 {
+	if pl.Outcome == store.Rejoined {
+		return 0
+	}
+	return held
+}
+
+func (g *Gate) settle(room *Room, v Visitor, pl store.Place, why map[store.Outcome]string, refused error, joined time.Time, start int64) Decision {
 	var d Decision
 	if pl.Outcome == store.Closed {
 		return Decision{Action: Closed, Why: "room closed live by the operator", Err: refused}
@@ -272,7 +284,7 @@ func (g *Gate) settle(room *Room, v Visitor, pl store.Place, why map[store.Outco
 	if pl.Outcome == store.Admitted {
 		d = g.session(room, v, pl.Session, pl.Line.Epoch, false, why[pl.Outcome])
 	} else {
-		d = g.wait(room, v, pl, why[pl.Outcome], joined)
+		d = g.wait(room, v, pl, why[pl.Outcome], joined, start)
 	}
 	if d.Err == nil {
 		d.Err = refused
@@ -340,11 +352,16 @@ func (g *Gate) session(room *Room, v Visitor, id string, epoch int64, unrenewed 
 // during which its holder could not poll.
 const TicketGrace = 24 * time.Hour
 
-func (g *Gate) wait(room *Room, v Visitor, pl store.Place, why string, joined time.Time) Decision {
+// wait keeps a visitor in line with a renewed ticket pass. start is the
+// ahead count the pass carried (0: none, as for a new ticket): the place
+// at arrival, or the place now if more are ahead now (a shuffled group).
+func (g *Gate) wait(room *Room, v Visitor, pl store.Place, why string, joined time.Time, start int64) Decision {
 	ttl := seconds(room.QueueTimeout) + TicketGrace
+	place := placeOf(room, pl, v.Now)
+	place.StartAhead = max(start, place.Ahead)
 	p := Pass{Kind: Ticket, Room: room.Name, Number: pl.Ticket, Epoch: pl.Line.Epoch, Bind: v.Bind, Joined: joined,
-		IssuedAt: v.Now, Expires: v.Now.Add(ttl)}
-	d := Decision{Action: Wait, Why: why, Place: placeOf(room, pl, v.Now)}
+		StartAhead: place.StartAhead, IssuedAt: v.Now, Expires: v.Now.Add(ttl)}
+	d := Decision{Action: Wait, Why: why, Place: place}
 	return g.withPass(d, p, ttl)
 }
 

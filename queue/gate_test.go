@@ -208,3 +208,40 @@ func TestKeep(t *testing.T) {
 		}
 	}
 }
+
+// TestStartAheadIsCarriedInThePass: the progress bar's start is the place
+// at arrival, kept from pass to pass while the line moves, raised if more
+// come to be ahead, and taken afresh with a new ticket.
+func TestStartAheadIsCarriedInThePass(t *testing.T) {
+	ks, _ := ParseKeySet("new:" + key2)
+	room, err := ParseRoom("shop", []byte(`{"paths":["/"],"max_active_users":10}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(1_800_000_000, 0)
+	at := func(admitted int64) store.Line { return store.Line{Epoch: 7, Issued: 60, Admitted: admitted} }
+	st := &lineStore{places: []store.Place{
+		{Ticket: 50, Outcome: store.Waiting, Line: at(10)},  // joins 40th: 39 ahead
+		{Ticket: 50, Outcome: store.Waiting, Line: at(30)},  // 19 ahead
+		{Ticket: 50, Outcome: store.Waiting, Line: at(49)},  // first in line
+		{Ticket: 60, Outcome: store.Rejoined, Line: at(50)}, // a new ticket, 9 ahead
+		{Ticket: 60, Outcome: store.Waiting, Line: at(55)},
+	}}
+	g := &Gate{Store: st, Keys: ks}
+	pass, err := ks.Sign(Pass{Kind: Arrival, Room: "shop", ArrivalID: "a1", IssuedAt: t0, Expires: t0.Add(ArrivalTTL)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct{ ahead, start int64 }{{39, 39}, {19, 39}, {0, 39}, {9, 9}, {4, 9}} {
+		now := t0.Add(time.Duration(i+1) * 10 * time.Second)
+		d := g.Decide(context.Background(), room, Visitor{Passes: []string{pass}, Now: now})
+		if d.Action != Wait || d.Place.Ahead != want.ahead || d.Place.StartAhead != want.start {
+			t.Fatalf("step %d: %v with %d ahead from %d (%s), want %d ahead from %d", i, d.Action, d.Place.Ahead, d.Place.StartAhead, d.Why, want.ahead, want.start)
+		}
+		p, err := ks.Verify("shop", d.Pass, now)
+		if err != nil || p.StartAhead != want.start {
+			t.Fatalf("step %d: the pass carries start %d (%v), want %d", i, p.StartAhead, err, want.start)
+		}
+		pass = d.Pass
+	}
+}

@@ -144,9 +144,13 @@ type Pass struct {
 	// Joined is when the visitor arrived (tickets only): carried from
 	// pass to pass while the ticket holds its place, so the edge can
 	// tell how long they have waited without asking the store.
-	Joined   time.Time
-	IssuedAt time.Time
-	Expires  time.Time
+	Joined time.Time
+	// StartAhead is how many were ahead when the ticket was first issued
+	// (tickets only), carried like Joined: the queue page's progress bar
+	// runs from it to zero.
+	StartAhead int64
+	IssuedAt   time.Time
+	Expires    time.Time
 }
 
 // passClaims is the JWT payload. Short names keep the cookie small.
@@ -164,6 +168,8 @@ type passClaims struct {
 	To        string `json:"to,omitempty"`
 	// Joined is Pass.Joined in Unix seconds.
 	Joined int64 `json:"jnd,omitempty"`
+	// StartAhead is Pass.StartAhead.
+	StartAhead int64 `json:"sta,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -369,7 +375,7 @@ const sigLen = (sha256.Size*8 + 5) / 6
 func claimsOf(p Pass) passClaims {
 	return passClaims{
 		Kind: p.Kind, Number: p.Number, Epoch: p.Epoch, Session: p.SessionID,
-		Arrival: p.ArrivalID, Bind: p.Bind, Unrenewed: unrenewed(p), Uses: p.Uses, To: p.To, Joined: joined(p),
+		Arrival: p.ArrivalID, Bind: p.Bind, Unrenewed: unrenewed(p), Uses: p.Uses, To: p.To, Joined: joined(p), StartAhead: p.StartAhead,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Audience:  jwt.ClaimStrings{p.Room},
 			IssuedAt:  jwt.NewNumericDate(p.IssuedAt),
@@ -426,6 +432,10 @@ func putPayload(b []byte, n int, p *Pass) int {
 	if j := joined(*p); j != 0 {
 		n = put(b, n, `,"jnd":`)
 		n = putInt(b, n, j)
+	}
+	if p.StartAhead != 0 {
+		n = put(b, n, `,"sta":`)
+		n = putInt(b, n, p.StartAhead)
 	}
 	n = put(b, n, `,"aud":[`)
 	n = putString(b, n, p.Room)
@@ -649,7 +659,7 @@ func (ks *KeySet) verify(room, token string, now time.Time) (Pass, error) {
 	p := Pass{
 		Kind: c.Kind, Room: room, Number: c.Number, Epoch: c.Epoch, SessionID: c.Session,
 		ArrivalID: c.Arrival, Bind: c.Bind, Unrenewed: c.Unrenewed == 1,
-		Uses: c.Uses, To: c.To, ID: c.ID,
+		Uses: c.Uses, To: c.To, ID: c.ID, StartAhead: c.StartAhead,
 		IssuedAt: c.IssuedAt.Time, Expires: c.ExpiresAt.Time,
 	}
 	if c.NotBefore != nil {
@@ -701,6 +711,7 @@ const (
 	fieldUses
 	fieldTo
 	fieldJoined
+	fieldStart
 	fieldIssuer
 	fieldSubject
 	fieldAudience
@@ -713,7 +724,7 @@ const (
 
 // claimNames are the JSON names of passClaims' fields, its own and those of
 // jwt.RegisteredClaims.
-var claimNames = [...]string{"knd", "tkt", "ep", "sid", "arr", "bnd", "unr", "use", "to", "jnd", "iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
+var claimNames = [...]string{"knd", "tkt", "ep", "sid", "arr", "bnd", "unr", "use", "to", "jnd", "sta", "iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
 
 // UnmarshalJSON reads the claims as encoding/json reads them into the
 // struct: the same names (matched exactly, else case-insensitively), null
@@ -810,6 +821,8 @@ func (c *passClaims) set(field int, val []byte) error {
 		return setString(&c.To, val)
 	case fieldJoined:
 		return setInt(&c.Joined, val)
+	case fieldStart:
+		return setInt(&c.StartAhead, val)
 	case fieldIssuer:
 		return setString(&c.Issuer, val)
 	case fieldSubject:

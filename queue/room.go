@@ -305,6 +305,9 @@ func (r *Room) validate() error {
 	if strings.ContainsAny(r.Template, "/\\") || strings.HasPrefix(r.Template, ".") {
 		return fmt.Errorf("template: %q must be a plain file name", r.Template)
 	}
+	if err := r.Look.validate(); err != nil {
+		return err
+	}
 	if err := r.validateCORS(); err != nil {
 		return err
 	}

@@ -7,8 +7,11 @@ func BenchmarkRenderQueue(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	values := map[string]string{"room": "shop", "ticket": "48213", "position": "1204", "ahead": "1203",
-		"now_serving": "47010", "issued": "52977", "wait": "about 6 minutes", "refresh_seconds": "10", "status": "waiting"}
+	values := map[string]string{}
+	for _, f := range Queue.Fields {
+		values[f] = "value of " + f // about as long as the page's words
+	}
+	values["title"], values["message"] = "Shop <sale> & more", `Say "hi"`
 	var page string
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {

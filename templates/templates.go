@@ -10,14 +10,28 @@
 //
 // The default pages are embedded; operators override one by putting a
 // template with the same name in the KV store.
+//
+// Inline <script> and <style> elements must be constant (no {{name}}
+// inside), so that the page's Content-Security-Policy can allow exactly
+// them by their SHA-256 hashes, computed when the template is parsed
+// (Template.Policy). The one exception is a style element holding only
+// {{theme}}: the room's colours, whose hash is taken when the page is
+// rendered.
+//
+// {{> page.css}} and {{> page.js}} include the built-in pages' style and
+// live-update script, as they are, when the template is parsed: the
+// default pages share them, and an operator's template can use them too.
 package templates
 
 import (
+	"crypto/sha256"
 	_ "embed" // the default pages
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The default pages, embedded as strings rather than an embed.FS: a
@@ -32,6 +46,10 @@ var (
 	problemHTML string
 	//go:embed prequeue.html
 	prequeueHTML string
+	//go:embed page.css
+	pageCSS string
+	//go:embed page.js
+	pageJS string
 )
 
 // ErrTemplate wraps every parse error.
@@ -50,16 +68,25 @@ var (
 	Queue = Page{Name: "queue.html", Fields: []string{
 		"room", "ticket", "position", "ahead", "now_serving", "issued",
 		"wait", "refresh_seconds", "status", "draw",
+		"lang", "title", "message", "logo_url", "support_link", "support_label", "theme",
+		"announce", "position_number", "progress", "progress_max", "updated", "updated_iso",
+		"label_place", "label_ahead", "label_wait", "label_ticket", "label_serving", "label_updated", "label_progress",
+		"turn_note", "keep_note", "live_note", "refresh_label",
 	}}
 	// Prequeue counts down to a scheduled sale's start for a visitor in
 	// its pre-queue.
 	Prequeue = Page{Name: "prequeue.html", Fields: []string{
 		"room", "event", "starts", "opens_in", "refresh_seconds", "commitment",
+		"lang", "title", "message", "logo_url", "support_link", "support_label", "theme",
+		"intro", "label_opens", "draw_note", "commitment_note", "keep_note", "live_note", "refresh_label",
 	}}
 	// Busy asks a visitor to retry when the store cannot be reached.
-	Busy = Page{Name: "busy.html", Fields: []string{"room", "retry_seconds"}}
-	// Problem explains that the service cannot serve the request.
-	Problem = Page{Name: "problem.html", Fields: []string{"title", "message"}}
+	Busy = Page{Name: "busy.html", Fields: []string{
+		"room", "retry_seconds", "lang", "title", "text", "logo_url", "theme", "live_note", "refresh_label",
+	}}
+	// Problem explains that the service cannot serve the request (and,
+	// in the room's language and colours, that a room is closed).
+	Problem = Page{Name: "problem.html", Fields: []string{"title", "message", "lang", "theme"}}
 )
 
 // maxTemplate bounds an operator's template: a page is a few kilobytes, and
@@ -73,7 +100,12 @@ type Template struct {
 	// names are the page's Fields, which parts refer to by index.
 	names []string
 	// used has bit i set when the template uses names[i] (i < maxCached).
-	used uint32
+	used uint64
+	// scripts and styles are the 'sha256-…' sources of the inline
+	// scripts and styles; themed is true when a style element holds
+	// only {{theme}}.
+	scripts, styles []string
+	themed          bool
 }
 
 // part is literal text, or (field >= 0) the value of names[field].
@@ -83,13 +115,17 @@ type part struct {
 }
 
 // maxCached is how many of a page's names Render looks up once and keeps;
-// pages have a handful, and any beyond are looked up at each use.
-const maxCached = 32
+// pages have a few dozen, and any beyond are looked up at each use.
+const maxCached = 64
 
 // Parse parses src as a template of page p.
 func (p Page) Parse(src string) (*Template, error) {
 	if len(src) > maxTemplate {
 		return nil, fmt.Errorf("%w: %s: %d bytes, the limit is %d", ErrTemplate, p.Name, len(src), maxTemplate)
+	}
+	src, err := p.include(src)
+	if err != nil {
+		return nil, err
 	}
 	// One allocation for the parts: each {{ adds a name and the text
 	// after it.
@@ -99,6 +135,9 @@ func (p Page) Parse(src string) (*Template, error) {
 		open := strings.Index(rest, "{{")
 		if open < 0 {
 			t.parts = append(t.parts, part{text: rest, field: -1})
+			if err := t.hashInline(src); err != nil {
+				return nil, err
+			}
 			return t, nil
 		}
 		t.parts = append(t.parts, part{text: rest[:open], field: -1})
@@ -116,6 +155,37 @@ func (p Page) Parse(src string) (*Template, error) {
 			t.used |= 1 << field
 		}
 		t.parts = append(t.parts, part{field: field})
+		rest = rest[end+2:]
+	}
+}
+
+// include replaces each {{> name}} in src with the shared file it names.
+func (p Page) include(src string) (string, error) {
+	if !strings.Contains(src, "{{>") {
+		return src, nil
+	}
+	var b strings.Builder
+	rest := src
+	for {
+		open := strings.Index(rest, "{{>")
+		if open < 0 {
+			b.WriteString(rest)
+			return b.String(), nil
+		}
+		b.WriteString(rest[:open])
+		rest = rest[open+3:]
+		end := strings.Index(rest, "}}")
+		if end < 0 {
+			return "", fmt.Errorf("%w: %s: a {{> at byte %d is never closed", ErrTemplate, p.Name, len(src)-len(rest)-3)
+		}
+		switch name := strings.TrimSpace(rest[:end]); name {
+		case "page.css":
+			b.WriteString(pageCSS)
+		case "page.js":
+			b.WriteString(pageJS)
+		default:
+			return "", fmt.Errorf("%w: %s: unknown include {{> %s}}; there are page.css and page.js", ErrTemplate, p.Name, unquoted(name))
+		}
 		rest = rest[end+2:]
 	}
 }
@@ -138,13 +208,154 @@ func (p Page) index(name string) int {
 	return -1
 }
 
-// Default returns the embedded template of page p.
+// Default returns the embedded template of page p, parsed at its first
+// use and kept: a reused sandbox then hashes its inline script once.
 func (p Page) Default() (*Template, error) {
 	src, ok := defaultSource(p.Name)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s: no default", ErrTemplate, p.Name)
 	}
-	return p.Parse(src)
+	d := &defaults[defaultIndex(p.Name)]
+	d.once.Do(func() { d.t, d.err = p.Parse(src) })
+	return d.t, d.err
+}
+
+// defaults are the parsed default pages, in defaultIndex's order.
+var defaults [4]struct {
+	once sync.Once
+	t    *Template
+	err  error
+}
+
+// defaultIndex is the position of the default page name in defaults.
+func defaultIndex(name string) int {
+	switch name {
+	case "busy.html":
+		return 1
+	case "problem.html":
+		return 2
+	case "prequeue.html":
+		return 3
+	}
+	return 0
+}
+
+// hashInline finds the template's inline script and style elements,
+// refuses a placeholder inside one (but a style of exactly {{theme}}),
+// and keeps their hashes for Policy.
+func (t *Template) hashInline(src string) error {
+	pos := 0
+	for {
+		start, name := nextInline(src, pos)
+		if start < 0 {
+			return nil
+		}
+		open := strings.IndexByte(src[start:], '>')
+		if open < 0 {
+			return fmt.Errorf("%w: %s: the <%s> tag at byte %d is never closed", ErrTemplate, t.name, name, start)
+		}
+		body := start + open + 1
+		end := indexFold(src, "</"+name, body)
+		if end < 0 {
+			return fmt.Errorf("%w: %s: the <%s> element at byte %d has no </%s>", ErrTemplate, t.name, name, start, name)
+		}
+		text := src[body:end]
+		switch {
+		case name == "style" && text == "{{theme}}":
+			t.themed = true
+		case strings.Contains(text, "{{"):
+			return fmt.Errorf("%w: %s: a {{name}} inside the <%s> at byte %d: inline scripts and styles must be constant, "+
+				"so the Content-Security-Policy can allow them by hash (only a <style>{{theme}}</style> may hold a name)",
+				ErrTemplate, t.name, name, start)
+		case text == "":
+		case name == "script":
+			t.scripts = append(t.scripts, hashSource(text))
+		default:
+			t.styles = append(t.styles, hashSource(text))
+		}
+		pos = end
+	}
+}
+
+// nextInline finds the next <script or <style start tag in src from pos,
+// in any case.
+func nextInline(src string, pos int) (int, string) {
+	for {
+		i := strings.IndexByte(src[pos:], '<')
+		if i < 0 {
+			return -1, ""
+		}
+		i += pos
+		for _, name := range [...]string{"script", "style"} {
+			after := i + 1 + len(name)
+			if after < len(src) && indexFold(src[:after], name, i+1) == i+1 {
+				if c := src[after]; c == '>' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '/' {
+					return i, name
+				}
+			}
+		}
+		pos = i + 1
+	}
+}
+
+// indexFold is the index of the ASCII word sub in s from from on, in any
+// case, or -1.
+func indexFold(s, sub string, from int) int {
+	for i := from; i+len(sub) <= len(s); i++ {
+		j := 0
+		for j < len(sub) && lower(s[i+j]) == sub[j] {
+			j++
+		}
+		if j == len(sub) {
+			return i
+		}
+	}
+	return -1
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// hashSource is text's CSP hash source, 'sha256-<base64>'.
+func hashSource(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+// Policy is the Content-Security-Policy for a page rendered from t with
+// the theme value given: the inline scripts and styles allowed by hash
+// and nothing else inline; the site's own stylesheets and fonts (an
+// operator's template may use them); images from the site, https: (a
+// room's logo_url) and data:; fetches only to the page's own origin (the
+// script's polls); no forms, no framing, no base URL.
+func (t *Template) Policy(theme string) string {
+	var b strings.Builder
+	b.WriteString("default-src 'none'; script-src")
+	if len(t.scripts) == 0 {
+		b.WriteString(" 'none'")
+	}
+	for _, h := range t.scripts {
+		b.WriteString(" ")
+		b.WriteString(h)
+	}
+	b.WriteString("; style-src 'self'")
+	for _, h := range t.styles {
+		b.WriteString(" ")
+		b.WriteString(h)
+	}
+	if t.themed && theme != "" {
+		var esc strings.Builder
+		writeEscaped(&esc, theme)
+		b.WriteString(" ")
+		b.WriteString(hashSource(esc.String()))
+	}
+	b.WriteString("; img-src 'self' https: data:; font-src 'self'; connect-src 'self'; " +
+		"form-action 'none'; frame-ancestors 'none'; base-uri 'none'")
+	return b.String()
 }
 
 // defaultSource returns the embedded page called name.

@@ -96,7 +96,10 @@ func TestParse(t *testing.T) {
 // of the page's default source replaced by html.EscapeString of its value.
 func naiveRender(tb testing.TB, p Page, values map[string]string) string {
 	tb.Helper()
-	src := mustRead(tb, p.Name)
+	src, err := p.include(mustRead(tb, p.Name))
+	if err != nil {
+		tb.Fatal(err)
+	}
 	return regexp.MustCompile(`\{\{\s*(\w+)\s*\}\}`).ReplaceAllStringFunc(src, func(m string) string {
 		return html.EscapeString(values[strings.Trim(m, "{} \t\n")])
 	})

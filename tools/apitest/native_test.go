@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/edgequeue/waitingroom/edge"
+	"github.com/edgequeue/waitingroom/tools/devstack"
 	"github.com/edgequeue/waitingroom/tools/native"
 	"github.com/edgequeue/waitingroom/tools/redistest"
 	"github.com/edgequeue/waitingroom/tools/upstashdev"
@@ -39,8 +39,7 @@ type nativeEnv struct {
 	secrets native.Secrets
 	now     time.Time
 
-	mu   sync.Mutex
-	logs []string
+	logs devstack.LogBuffer
 }
 
 func newNativeEnv(t *testing.T) *nativeEnv {
@@ -77,11 +76,7 @@ func (e *nativeEnv) serve(t *testing.T, ip, method, target string, body []byte, 
 	e.now = e.now.Add(time.Second)
 	svc := &edge.Service{Config: e.config, Templates: native.Map{}, Secrets: e.secrets,
 		Upstash: native.Upstash{}, Limits: boxOne{}, Now: e.now,
-		Logf: func(f string, a ...any) {
-			e.mu.Lock()
-			defer e.mu.Unlock()
-			e.logs = append(e.logs, fmt.Sprintf(f, a...))
-		}}
+		Logf: e.logs.Logf}
 	w := fsttest.NewRecorder()
 	svc.ServeHTTP(context.Background(), w, r)
 	return w

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/edgequeue/waitingroom/tools/schemas"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -56,14 +57,8 @@ func newSpec(t *testing.T, raw []byte) *spec {
 	if doc["openapi"] != "3.1.0" {
 		t.Fatalf("openapi.json is OpenAPI %v, want 3.1.0", doc["openapi"])
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	c, err := schemas.Compiler(docURL, raw)
 	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	if err := c.AddResource(docURL, inst); err != nil {
 		t.Fatal(err)
 	}
 	s := &spec{doc: doc, compiler: c, schemas: map[string]*jsonschema.Schema{}, seen: map[string]bool{}}

@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,8 +26,7 @@ type wasmEnv struct {
 	logs  *devstack.LogBuffer
 	token string
 
-	mu      sync.Mutex
-	clients map[string]*http.Client
+	clients devstack.Clients
 }
 
 // The wasm suite's rooms: shop admits up to 100 at once (so only a live
@@ -56,45 +53,19 @@ func startWasm(t *testing.T) *wasmEnv {
 	if len(token) < 32 {
 		t.Fatalf("fastly.toml's [local_server] api_token %q is unusable", token)
 	}
-	return &wasmEnv{stack: st, logs: logs, token: token, clients: map[string]*http.Client{}}
-}
-
-// http is the HTTP client that connects from address ip; it follows no
-// redirect.
-func (e *wasmEnv) http(ip string) *http.Client {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if c, ok := e.clients[ip]; ok {
-		return c
-	}
-	d := &net.Dialer{Timeout: 30 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
-	c := &http.Client{
-		Transport:     &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 4},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		Timeout:       90 * time.Second,
-	}
-	e.clients[ip] = c
-	return c
+	return &wasmEnv{stack: st, logs: logs, token: token}
 }
 
 // send sends one request from ip and reads the answer.
 func (e *wasmEnv) send(t *testing.T, ip, method, target string, body []byte, header ...string) (int, http.Header, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, e.stack.HostURL+target, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := http.Header{}
 	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
+		h.Set(header[i], header[i+1])
 	}
-	resp, err := e.http(ip).Do(req)
+	resp, b, err := e.clients.Send(ip, method, e.stack.HostURL+target, body, h)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, target, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
 	}
 	return resp.StatusCode, resp.Header, b
 }
@@ -143,7 +114,7 @@ func (v *visitor) place(t *testing.T) devstack.Place {
 		for j := 0; j+1 < len(header); j += 2 {
 			req.Header.Add(header[j], header[j+1])
 		}
-		resp, err := v.e.http(v.ip).Do(req)
+		resp, err := v.e.clients.From(v.ip).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

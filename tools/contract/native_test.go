@@ -3,12 +3,10 @@ package contract
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,8 +30,7 @@ type nativeEnv struct {
 	limits  *minuteLimits
 	now     time.Time
 
-	mu   sync.Mutex
-	logs []string
+	logs devstack.LogBuffer
 }
 
 func (e *nativeEnv) send(t *testing.T, ip, method, target string, header ...string) answer {
@@ -50,11 +47,7 @@ func (e *nativeEnv) send(t *testing.T, ip, method, target string, header ...stri
 	e.limits.now = e.now
 	svc := &edge.Service{Config: e.config, Templates: native.Map{}, Secrets: e.secrets, Origin: e.origin,
 		Upstash: native.Upstash{}, Limits: e.limits, Now: e.now, Local: true,
-		Logf: func(f string, a ...any) {
-			e.mu.Lock()
-			defer e.mu.Unlock()
-			e.logs = append(e.logs, fmt.Sprintf(f, a...))
-		}}
+		Logf: e.logs.Logf}
 	w := fsttest.NewRecorder()
 	svc.ServeHTTP(context.Background(), w, r)
 	out := http.Header{}
@@ -113,6 +106,6 @@ func TestContractNatively(t *testing.T) {
 		secrets: native.Secrets{edge.SecretSigningKeys: "k1:" + strings.Repeat("A", 43) + "=", edge.SecretUpstashToken: redistest.Token}}
 	exercise(t, e, false)
 	if t.Failed() {
-		t.Logf("log:\n%s", strings.Join(e.logs, "\n"))
+		t.Logf("log:\n%s", e.logs.String())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/edgequeue/waitingroom/tools/schemas"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -47,14 +48,8 @@ func loadSchema(t *testing.T) *schema {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatalf("visitor.schema.json: %v", err)
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	c, err := schemas.Compiler(docURL, raw)
 	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	if err := c.AddResource(docURL, inst); err != nil {
 		t.Fatal(err)
 	}
 	root, err := c.Compile(docURL)

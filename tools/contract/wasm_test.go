@@ -1,12 +1,8 @@
 package contract
 
 import (
-	"bytes"
 	"context"
-	"io"
-	"net"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,43 +17,18 @@ type wasmEnv struct {
 	stack *devstack.Stack
 	logs  *devstack.LogBuffer
 
-	mu      sync.Mutex
-	clients map[string]*http.Client
-}
-
-func (e *wasmEnv) http(ip string) *http.Client {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if c, ok := e.clients[ip]; ok {
-		return c
-	}
-	d := &net.Dialer{Timeout: 30 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
-	c := &http.Client{
-		Transport:     &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 2},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		Timeout:       90 * time.Second,
-	}
-	e.clients[ip] = c
-	return c
+	clients devstack.Clients
 }
 
 func (e *wasmEnv) send(t *testing.T, ip, method, target string, header ...string) answer {
 	t.Helper()
-	req, err := http.NewRequest(method, e.stack.HostURL+target, bytes.NewReader(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := http.Header{}
 	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Add(header[i], header[i+1])
+		h.Add(header[i], header[i+1])
 	}
-	resp, err := e.http(ip).Do(req)
+	resp, b, err := e.clients.Send(ip, method, e.stack.HostURL+target, nil, h)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, target, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
 	}
 	return answer{target: method + " " + target, status: resp.StatusCode, header: resp.Header, body: b}
 }
@@ -78,7 +49,7 @@ func TestContractThroughTheWasm(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
-	e := &wasmEnv{stack: st, logs: logs, clients: map[string]*http.Client{}}
+	e := &wasmEnv{stack: st, logs: logs}
 	// fastly.toml's local config (devconfig.json) bypasses OPTIONS.
 	exercise(t, e, true)
 	if t.Failed() {

@@ -2,6 +2,7 @@ package devstack
 
 import (
 	"bytes"
+	"fmt"
 	"sync"
 )
 
@@ -25,4 +26,12 @@ func (s *LogBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Logf writes one formatted line: it is a Logf for a service run in the
+// test's own process.
+func (s *LogBuffer) Logf(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintf(&s.b, format+"\n", args...)
 }

@@ -229,8 +229,11 @@ func TestVisitorJourney(t *testing.T) {
 	if w.Code != 200 || !strings.Contains(w.Body.String(), "You are in line") {
 		t.Fatalf("second visitor: %d %s", w.Code, w.Body)
 	}
-	// Place 1 is at the front, so the page polls fast (queue.FastPoll).
-	if w.HeaderMap.Get("Refresh") != "2" || w.HeaderMap.Get("Cache-Control") != "no-store" {
+	// Place 1 is at the front, so the page polls fast (queue.FastPoll):
+	// its script does, or without scripting its <noscript> refresh; no
+	// Refresh header, which would reload it with scripting on too.
+	if body := w.Body.String(); !strings.Contains(body, `data-refresh="2"`) || !strings.Contains(body, `<noscript><meta http-equiv="refresh" content="2"></noscript>`) ||
+		w.HeaderMap.Get("Refresh") != "" || w.HeaderMap.Get("Cache-Control") != "no-store" {
 		t.Fatalf("queue page headers: %v", w.HeaderMap)
 	}
 	ticket := pass(t, w)
@@ -239,7 +242,7 @@ func TestVisitorJourney(t *testing.T) {
 	}
 	// Nobody has been admitted long enough to observe a pace: the page
 	// says so rather than inventing an estimate.
-	for _, want := range []string{`<p class="big">1</p>`, "#2", "not known yet"} {
+	for _, want := range []string{`<dd id="wr-position">1</dd>`, "#2", "not known yet"} {
 		if !strings.Contains(w.Body.String(), want) {
 			t.Errorf("queue page lacks %q", want)
 		}

@@ -46,14 +46,14 @@ func TestSaleLifeCycleAtTheEdge(t *testing.T) {
 		cookies = append(cookies, strings.SplitN(w.HeaderMap.Get("Set-Cookie"), ";", 2)[0])
 	}
 	page := e.get(site, withCookie(cookies[0]))
-	if body := page.Body.String(); !strings.Contains(body, "The sale opens soon") || !strings.Contains(body, "<p class=\"big\">1 h 00 min</p>") ||
-		page.HeaderMap.Get("Refresh") != "10" {
+	if body := page.Body.String(); !strings.Contains(body, "The sale opens soon") || !strings.Contains(body, `<dd id="wr-opens">1 h 00 min</dd>`) ||
+		!strings.Contains(body, `data-refresh="10"`) || page.HeaderMap.Get("Refresh") != "" {
 		t.Fatalf("the countdown page: %s", page.Body)
 	}
 
 	e.now = starts.Add(-ms)
 	if w := e.get(site, withCookie(cookies[1]), json); decodePlace(t, w).Status != "prequeue" || !strings.Contains(w.Body.String(), `"opens_in_seconds":0`) ||
-		w.HeaderMap.Get("Refresh") != "1" {
+		!strings.Contains(w.Body.String(), `"refresh_seconds":1,`) {
 		t.Fatalf("a millisecond before the start: %s", w.Body)
 	}
 
