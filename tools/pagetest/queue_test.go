@@ -164,7 +164,7 @@ func TestQueuePage(t *testing.T) {
 		en.T = t
 		before := read(en)
 		headless.Eval[bool](en, "marking the page", `window.__marker = 1; true`)
-		documents := len(documentsOf(en))
+		documents := len(answers(en, "Document"))
 		st.admit(t, "shop", 1)
 		headless.Until(en, "the place to move without a reload",
 			`document.getElementById("wr-position").textContent.trim() === "3" && window.__marker === 1`, within)
@@ -173,7 +173,7 @@ func TestQueuePage(t *testing.T) {
 			t.Errorf("after one admission: %+v (before: %+v); want 2 ahead and the time of the update", after, before)
 		}
 		headless.Until(en, "the change announced", `document.getElementById("wr-status").textContent.includes("3")`, within)
-		if n := len(documentsOf(en)); n != documents {
+		if n := len(answers(en, "Document")); n != documents {
 			t.Errorf("%d pages loaded while the place moved: the page reloaded", n-documents)
 		}
 		// Polls that find the place unchanged announce nothing: a
@@ -181,9 +181,9 @@ func TestQueuePage(t *testing.T) {
 		headless.Eval[bool](en, "watching the live region", `window.__announced = 0;
 			new MutationObserver(() => window.__announced++).observe(document.getElementById("wr-status"), {childList: true, characterData: true, subtree: true});
 			true`)
-		polls := len(fetchesOf(en))
-		if !headless.Await(within, func() bool { return len(fetchesOf(en)) >= polls+3 }) {
-			t.Fatalf("the page polled %d times in %v, want 3", len(fetchesOf(en))-polls, within)
+		polls := len(answers(en, "Fetch"))
+		if !headless.Await(within, func() bool { return len(answers(en, "Fetch")) >= polls+3 }) {
+			t.Fatalf("the page polled %d times in %v, want 3", len(answers(en, "Fetch"))-polls, within)
 		}
 		if n := headless.Eval[int](en, "the announcements", `window.__announced`); n != 0 {
 			t.Errorf("the live region changed %d times over 3 polls that found the place unchanged", n)
@@ -322,22 +322,12 @@ func directives(policy string) map[string]string {
 	return out
 }
 
-// documentsOf is the pages the tab loaded.
-func documentsOf(tab *headless.Tab) []headless.Response {
-	var docs []headless.Response
-	for _, r := range tab.Responses() {
-		if r.Type == "Document" {
-			docs = append(docs, r)
-		}
-	}
-	return docs
-}
-
-// fetchesOf is the answers to the page's script.
-func fetchesOf(tab *headless.Tab) []headless.Response {
+// answers is the tab's answers of one type: "Document" (pages), "Fetch"
+// (the page script's polls)...
+func answers(tab *headless.Tab, kind string) []headless.Response {
 	var out []headless.Response
 	for _, r := range tab.Responses() {
-		if r.Type == "Fetch" {
+		if r.Type == kind {
 			out = append(out, r)
 		}
 	}
@@ -347,7 +337,7 @@ func fetchesOf(tab *headless.Tab) []headless.Response {
 // lastDocument is the answer of the page the tab shows.
 func lastDocument(t *testing.T, tab *headless.Tab) headless.Response {
 	t.Helper()
-	docs := documentsOf(tab)
+	docs := answers(tab, "Document")
 	if len(docs) == 0 {
 		t.Fatal("the tab received no page")
 	}
@@ -357,7 +347,7 @@ func lastDocument(t *testing.T, tab *headless.Tab) headless.Response {
 // waitDocuments waits until the tab has loaded n pages.
 func waitDocuments(t *testing.T, tab *headless.Tab, n int) {
 	t.Helper()
-	if !headless.Await(within, func() bool { return len(documentsOf(tab)) >= n }) {
-		t.Fatalf("the tab loaded %d pages in %v, want %d", len(documentsOf(tab)), within, n)
+	if !headless.Await(within, func() bool { return len(answers(tab, "Document")) >= n }) {
+		t.Fatalf("the tab loaded %d pages in %v, want %d", len(answers(tab, "Document")), within, n)
 	}
 }
