@@ -21,8 +21,12 @@
 //     or 2.2 A or AA violation on the queue page in two languages, at
 //     desktop width, at 320 px (where the page must not scroll sideways)
 //     and with text at 200%, nor on the busy and the closed pages;
+//   - Tab reaches the refresh link, which shows a focus ring; nothing
+//     moves under prefers-reduced-motion; the page names its icon (else
+//     Chromium asks the room for /favicon.ico, a store call a view);
 //   - an admission through the admin API moves the place without a reload
-//     (a marker set on the page survives), and announces it; admitting the
+//     (a marker set on the page survives), and announces it, while polls
+//     that find the place unchanged announce nothing; admitting the
 //     visitor takes them to the page they asked for, on the origin;
 //   - without JavaScript the page shows the refresh link and reloads
 //     itself by its <noscript> refresh.
