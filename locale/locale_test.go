@@ -227,3 +227,20 @@ func BenchmarkNegotiate(b *testing.B) {
 		}
 	}
 }
+
+// FuzzNegotiate: whatever the header, Negotiate answers a language the
+// pages speak, and the room's own when the header names none of them.
+func FuzzNegotiate(f *testing.F) {
+	for _, h := range []string{"", "de-AT;q=0.9, ja;q=1, *;q=0", "fr;q=0, *", "x;q=abc, pt-BR", strings.Repeat("de;q=0.1,", 500)} {
+		f.Add(h, "ja")
+	}
+	f.Fuzz(func(t *testing.T, header, def string) {
+		got := Negotiate(header, def)
+		if !Supported(got) {
+			t.Fatalf("Negotiate(%q, %q) = %q, not a language the pages speak", header, def, got)
+		}
+		if Supported(def) && Negotiate("", def) != def {
+			t.Fatalf("Negotiate(\"\", %q) = %q, not the room's language", def, Negotiate("", def))
+		}
+	})
+}

@@ -19,6 +19,7 @@ import (
 // documented examples, each mode, hosts with ports and dots, paths that are
 // not in normal form, and JSON that is not a room.
 var roomSeeds = []struct{ name, data string }{
+	{"look", `{"paths":["/"],"max_active_users":9,"language":"ja","title":"Sale","message":"<b>soon</b>","logo_url":"/static/logo.png","brand_color":"#0a5","background_color":"#fff","support_link":"mailto:help@example.com","texts":{"de":{"title":"Verkauf"}},"cors_origins":["https://app.example.com:8443"],"leave_beacon":true}`},
 	{"main", `{"paths":["/"],"bypass_paths":["/static/"],"new_users_per_minute":60,"burst":10}`},
 	{"tickets", `{"hosts":["Shop.Example.com."],"paths":["/tickets/"],"max_active_users":500,"case_insensitive_paths":true}`},
 	{"drop", `{"paths":["/drop"],"mode":"random","random_window":30,"new_users_per_minute":0.5,"on_store_error":"open","queue_status_code":429}`},
