@@ -44,11 +44,19 @@ func accessible(tab *headless.Tab, axe, where string) {
 	if !headless.Eval[bool](tab, "axe-core present", `typeof axe !== "undefined"`) {
 		headless.Eval[bool](tab, "loading axe-core", axe+"\n;true")
 	}
-	found := headless.Eval[[]violation](tab, "running axe-core", `axe.run(document, {
-		runOnly: {type: "tag", values: `+wcagTags+`}, resultTypes: ["violations"]
-	}).then(r => r.violations.map(v => ({ID: v.id, Impact: v.impact || "", Help: v.help,
-		Nodes: v.nodes.map(n => n.target.join(" ") + ": " + n.failureSummary)})))`)
-	for _, v := range found {
+	type result struct {
+		Violations []violation
+		Passes     int
+		Incomplete []string
+	}
+	r := headless.Eval[result](tab, "running axe-core", `axe.run(document, {
+		runOnly: {type: "tag", values: `+wcagTags+`}, resultTypes: ["violations", "incomplete"]
+	}).then(r => ({Violations: r.violations.map(v => ({ID: v.id, Impact: v.impact || "", Help: v.help,
+		Nodes: v.nodes.map(n => n.target.join(" ") + ": " + n.failureSummary)})),
+		Passes: r.passes.length, Incomplete: r.incomplete.map(v => v.id)}))`)
+	// What axe could not decide needs a person's eye: said, not failed.
+	tab.T.Logf("%s: axe-core: %d rules passed, %d violated, undecided: %q", where, r.Passes, len(r.Violations), r.Incomplete)
+	for _, v := range r.Violations {
 		tab.T.Errorf("%s: axe-core: %s (%s): %s\n\t%s", where, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n\t"))
 	}
 }
