@@ -15,11 +15,18 @@ function later(seconds) {
 	s = Math.min(Math.max(s, 1), 600);
 	setTimeout(poll, s * (800 + Math.random() * 400));
 }
-function stamp() {
-	var e = el("wr-updated"), now = new Date();
+// stamp shows when the place was last read, in the visitor's own time
+// zone, named (the edge can only write UTC); with no time given, it shows
+// the time the edge wrote, in the same form.
+function stamp(now) {
+	var e = el("wr-updated");
 	if (!e) return;
+	now = now || new Date();
+	if (isNaN(now)) return;
 	e.setAttribute("datetime", now.toISOString());
-	try { e.textContent = now.toLocaleTimeString(lang); } catch (x) { e.textContent = now.toISOString().slice(11, 19); }
+	try {
+		e.textContent = now.toLocaleTimeString(lang, { hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" });
+	} catch (x) { e.textContent = now.toISOString().slice(11, 19) + " UTC"; }
 }
 function announce(j, d) {
 	var n = +j.position || 0, moved = shown - n;
@@ -90,5 +97,6 @@ function poll() {
 		later((+main.getAttribute("data-refresh") || 10) * Math.pow(2, Math.min(fails, 4)));
 	});
 }
+if (el("wr-updated")) stamp(new Date(el("wr-updated").getAttribute("datetime")));
 later();
 })();

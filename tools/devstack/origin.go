@@ -83,7 +83,7 @@ func DemoOrigin() http.Handler {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		// The page runs the waiting room's heartbeat, as an operator's
 		// pages would: a reader who keeps it open keeps their place.
-		fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Demo origin</title>%s</head>
+		fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Demo origin</title>%s</head>
 <body style="font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto">
 <h1>You reached the origin</h1>
 <p>The waiting room let you through to <code>%s</code> at %s.</p>

@@ -310,6 +310,19 @@ func TestQueuePage(t *testing.T) {
 		accessible(tab, axe, "the closed page")
 		checkProblems(t, tab)
 	})
+
+	t.Run("closed live", func(t *testing.T) {
+		st.visitor().in(t, "/shut/") // the only place: the tab waits
+		tab := br.Tab(t, map[string]string{"Accept-Language": "fr"})
+		if status := open(tab, st.HostURL+"/shut/"); status != int64(http.StatusOK) {
+			t.Fatalf("the queue page answered %d", status)
+		}
+		headless.Until(tab, "the queue page", `document.querySelector("main").id === "wr-queue"`, within)
+		st.operate(t, http.MethodPatch, "shut/limits", `{"mode":"reject"}`)
+		// The page's next poll meets the closed room and shows its page.
+		headless.Until(tab, "the closed page", `document.querySelector("main").id === "wr-problem" && document.documentElement.lang === "fr"`, within)
+		checkProblems(t, tab)
+	})
 }
 
 // directives splits a Content-Security-Policy into its directives' values.

@@ -33,6 +33,9 @@ const (
 	exitRoom    = `{"paths":["/away/"],"max_active_users":1,"refresh_seconds":2,"queue_timeout":3600,` +
 		`"inactivity_timeout":30,"session_duration":3600,"leave_beacon":true}`
 	outletRoom = `{"paths":["/outlet/"],"mode":"reject","max_active_users":1}`
+	// shutRoom is closed live by the operator while a visitor waits.
+	shutRoom = `{"paths":["/shut/"],"max_active_users":1,"refresh_seconds":2,"queue_timeout":3600,` +
+		`"inactivity_timeout":3600,"session_duration":3600}`
 )
 
 // storeTimeout keeps a loaded machine's store calls from answering busy.
@@ -52,7 +55,7 @@ func start(t *testing.T) *stack {
 	opts := devstack.ForTest(logs, 60*time.Second)
 	opts.Adjust = func(m *fastlyhost.Manifest) {
 		devstack.SetRooms(m, storeTimeout, [2]string{"shop", shopRoom}, [2]string{"reading", readingRoom},
-			[2]string{"exit", exitRoom}, [2]string{"outlet", outletRoom})
+			[2]string{"exit", exitRoom}, [2]string{"outlet", outletRoom}, [2]string{"shut", shutRoom})
 	}
 	st, err := devstack.Start(context.Background(), opts)
 	if err != nil {
@@ -71,8 +74,14 @@ func start(t *testing.T) *stack {
 // the admin API.
 func (s *stack) admit(t *testing.T, room string, n int) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.HostURL+edge.DefaultAPIPath+"/rooms/"+room+"/admit",
-		strings.NewReader(`{"n":`+strconv.Itoa(n)+`}`))
+	s.operate(t, http.MethodPost, room+"/admit", `{"n":`+strconv.Itoa(n)+`}`)
+}
+
+// operate calls the admin API's room route (e.g. "shop/admit") as an
+// operator does.
+func (s *stack) operate(t *testing.T, method, route, body string) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.HostURL+edge.DefaultAPIPath+"/rooms/"+route, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,10 +91,10 @@ func (s *stack) admit(t *testing.T, room string, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := io.ReadAll(resp.Body)
+	answer, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("admit %d in %s: %d %s", n, room, resp.StatusCode, body)
+		t.Fatalf("%s %s: %d %s", method, route, resp.StatusCode, answer)
 	}
 }
 
