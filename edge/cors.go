@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/edgequeue/waitingroom/match"
-
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
