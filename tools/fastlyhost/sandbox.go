@@ -156,6 +156,7 @@ type sandbox struct {
 	open     []*downstream
 	meta     map[uint32]*downstream // downstream request handles
 	accepted int                    // requests taken after the first
+	served   int                    // requests taken, the first included
 	promise  uint32                 // the outstanding request promise, or 0
 }
 
@@ -185,6 +186,12 @@ func (h *Host) newSandbox(parent context.Context, d *downstream, timeout time.Du
 // client, and the time limit starting again.
 func (sb *sandbox) take(d *downstream) {
 	s := sb.state
+	sb.served++
+	if sb.served > 1 {
+		// Viceroy's log names only the request; saying which sandbox
+		// serves it shows reuse at work (make serve, the benchmarks).
+		sb.host.logf("fastlyhost: sandbox %d serves request %d (reused: its request %d)", sb.id, d.id, sb.served)
+	}
 	h := s.handle()
 	s.reqs[h] = d.guestRequest()
 	s.bodies[h] = &body{src: d.r.Body, srcLen: d.r.ContentLength}

@@ -47,8 +47,9 @@ func id(n int) string { return fmt.Sprintf("%032x", n) }
 // One sandbox serves request after request, each with its own request,
 // body and request ID, up to Viceroy's five more than the first; the next
 // goes to a fresh sandbox, named after that request.
+// The log says which requests a sandbox served after its first.
 func TestSandboxServesRequestsInTurn(t *testing.T) {
-	srv, _ := startServeMany(t)
+	srv, logs := startServeMany(t)
 	for n := 0; n < 6; n++ {
 		got := serve(t, srv, fmt.Sprintf("/r%d", n), fmt.Sprintf("body %d", n))
 		want := served{id(0), id(n), fmt.Sprint(n + 1), fmt.Sprintf("/r%d body %d", n, n)}
@@ -59,6 +60,24 @@ func TestSandboxServesRequestsInTurn(t *testing.T) {
 	if got, want := serve(t, srv, "/r6", "x"), (served{id(6), id(6), "1", "/r6 x"}); got != want {
 		t.Fatalf("the request after the sixth: %+v, want a fresh sandbox %+v", got, want)
 	}
+	var want []string
+	for n := 1; n < 6; n++ {
+		want = append(want, fmt.Sprintf("fastlyhost: sandbox 0 serves request %d (reused: its request %d)", n, n+1))
+	}
+	if got := reuseLines(logs.String()); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("reuse in the log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// reuseLines are the log's lines about reused sandboxes.
+func reuseLines(logs string) []string {
+	var lines []string
+	for _, l := range strings.Split(logs, "\n") {
+		if strings.Contains(l, "(reused") {
+			lines = append(lines, l)
+		}
+	}
+	return lines
 }
 
 // A sandbox whose wait for a next request times out ends, and the next
