@@ -53,7 +53,10 @@ const (
 )
 
 func main() {
-	fsthttp.ServeFunc(func(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
+	// What the sandbox keeps between the requests it serves: nothing
+	// about a visitor (edge.Kept).
+	kept := &edge.Kept{}
+	fsthttp.ServeMany(func(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
 		svc := &edge.Service{
 			Config:    &config{},
 			Templates: &kvTemplates{},
@@ -74,9 +77,10 @@ func main() {
 			Logf:         log.Printf,
 			LogEndpoints: openLogEndpoint,
 			POP:          os.Getenv("FASTLY_POP"),
+			Kept:         kept,
 		}
 		svc.ServeHTTP(ctx, w, r)
-	})
+	}, sandboxOptions())
 }
 
 // logEndpoint is a Fastly real-time log endpoint. Opening one cannot fail

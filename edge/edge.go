@@ -59,6 +59,9 @@ type Service struct {
 	LogEndpoints func(name string) LogEndpoint
 	// POP is the Fastly POP serving the request, or "".
 	POP string
+	// Kept is what the sandbox keeps between the requests it serves; nil
+	// reads and parses everything afresh.
+	Kept *Kept
 
 	// log gathers the request's structured line, when one is written.
 	log *requestLog
@@ -75,7 +78,8 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 	if s.asked.refused != "" {
 		s.Logf("%s ignored: %s", PassHeader, s.asked.refused)
 	}
-	settings := LoadSettings(s.Config)
+	s.keep()
+	settings := s.loadSettings()
 	for _, p := range settings.Problems {
 		s.Logf("config: %v", p)
 	}
@@ -210,7 +214,7 @@ func (s *Service) keys() (*queue.KeySet, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys, err := queue.ParseKeySet(string(raw))
+	keys, err := s.parseKeys(string(raw))
 	if err != nil {
 		return nil, secretProblem(SecretSigningKeys, "is not a key set ("+err.Error()+")")
 	}

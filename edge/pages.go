@@ -316,7 +316,7 @@ func (s *Service) template(name string, kind templates.Page) *templates.Template
 	src, err := s.Templates.Get(name)
 	switch {
 	case err == nil:
-		t, perr := kind.Parse(src)
+		t, perr := s.parseTemplate(kind, name, src)
 		if perr == nil {
 			return t
 		}

@@ -73,6 +73,8 @@ type Host struct {
 	// requests numbers the client requests as Viceroy does, from 0; a
 	// sandbox is numbered by its first request.
 	requests atomic.Uint64
+	// sandboxes counts the instances started to serve client requests.
+	sandboxes atomic.Uint64
 	// waiting are the sandboxes' promises to take a request, the latest
 	// last (see sandbox.go).
 	waitMu  sync.Mutex

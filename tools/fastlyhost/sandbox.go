@@ -308,6 +308,7 @@ func (sb *sandbox) run(argv []string, stdout, stderr io.Writer) error {
 
 // spawn serves d with a fresh instance.
 func (h *Host) spawn(d *downstream) {
+	h.sandboxes.Add(1)
 	sb := h.newSandbox(context.Background(), d, h.timeout)
 	h.running.Add(1)
 	go func() {

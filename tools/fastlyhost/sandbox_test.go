@@ -60,6 +60,9 @@ func TestSandboxServesRequestsInTurn(t *testing.T) {
 	if got, want := serve(t, srv, "/r6", "x"), (served{id(6), id(6), "1", "/r6 x"}); got != want {
 		t.Fatalf("the request after the sixth: %+v, want a fresh sandbox %+v", got, want)
 	}
+	if requests, sandboxes := hostOf(t, srv).Served(); requests != 7 || sandboxes != 2 {
+		t.Fatalf("Served: %d requests, %d sandboxes; want 7 and 2", requests, sandboxes)
+	}
 	var want []string
 	for n := 1; n < 6; n++ {
 		want = append(want, fmt.Sprintf("fastlyhost: sandbox 0 serves request %d (reused: its request %d)", n, n+1))

@@ -1,0 +1,44 @@
+package edge
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadSandboxLimits(t *testing.T) {
+	def := SandboxLimits{DefaultSandboxRequests, DefaultSandboxLifetime}
+	tests := []struct {
+		name    string
+		config  Config
+		want    SandboxLimits
+		problem string // in the one problem expected, or "" for none
+	}{
+		{"defaults", mapConfig{}, def, ""},
+		{"set", mapConfig{KeySandboxRequests: "1", KeySandboxSeconds: "5"}, SandboxLimits{1, 5 * time.Second}, ""},
+		{"the largest", mapConfig{KeySandboxRequests: fmt.Sprint(MaxSandboxRequests), KeySandboxSeconds: fmt.Sprint(MaxSandboxSeconds)},
+			SandboxLimits{MaxSandboxRequests, MaxSandboxSeconds * time.Second}, ""},
+		{"zero requests", mapConfig{KeySandboxRequests: "0"}, def, `sandbox_requests: "0" must be a whole number of requests from 1 to 10000; using 100`},
+		{"too many requests", mapConfig{KeySandboxRequests: "10001"}, def, "sandbox_requests: \"10001\""},
+		{"not a number", mapConfig{KeySandboxSeconds: "1m"}, def, `sandbox_seconds: "1m" must be a whole number of seconds from 1 to 3600; using 60`},
+		{"negative", mapConfig{KeySandboxSeconds: "-1"}, def, "sandbox_seconds: \"-1\""},
+		{"store not linked", failingConfig{ErrStoreNotLinked}, def, ""},
+		{"store failing", failingConfig{errors.New("boom")}, def, "sandbox_requests: boom; using 100"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, problems := LoadSandboxLimits(tc.config)
+			if got != tc.want {
+				t.Fatalf("limits %+v, want %+v", got, tc.want)
+			}
+			switch {
+			case tc.problem == "" && len(problems) != 0:
+				t.Fatalf("problems %v, want none", problems)
+			case tc.problem != "" && (len(problems) == 0 || !strings.Contains(problems[0].Error(), tc.problem)):
+				t.Fatalf("problems %v, want one saying %q", problems, tc.problem)
+			}
+		})
+	}
+}
