@@ -7,40 +7,69 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgequeue/waitingroom/edge"
+	"github.com/edgequeue/waitingroom/tools/devstack"
+	"github.com/edgequeue/waitingroom/tools/fastlyhost"
+	"github.com/edgequeue/waitingroom/tools/load"
 )
 
-// benchRequests times one kind of request through the real wasm, one at a
-// time, and reports the median and 99th percentile per request.
-func benchRequests(b *testing.B, prepare func(e *env) *visitor, want string) {
-	e := start(b, loadTimeout)
-	v := prepare(e)
-	times := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		req, _ := http.NewRequest(http.MethodGet, e.stack.HostURL+"/", nil)
-		if v.cookie != "" {
-			req.Header.Set("Cookie", "wr_shop="+v.cookie)
-		}
-		began := time.Now()
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var body strings.Builder
-		_, err = readBody(&body, resp)
-		times = append(times, time.Since(began))
-		if err != nil || !strings.Contains(body.String(), want) {
-			b.Fatalf("request %d: %d %v %.100s", i, resp.StatusCode, err, body.String())
-		}
-	}
-	b.StopTimer()
-	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(times[len(times)*99/100].Microseconds())/1000, "p99-ms")
+// sandboxModes are the two ways the benchmarks run the service: a fresh
+// sandbox for every request (sandbox_requests 1, as before fsthttp.ServeMany),
+// and sandboxes reused as the host lets them (the default limits).
+var sandboxModes = []struct {
+	name   string
+	adjust func(*fastlyhost.Manifest)
+}{
+	{"fresh", func(m *fastlyhost.Manifest) { m.ConfigStores[devstack.ConfigStore][edge.KeySandboxRequests] = "1" }},
+	{"reused", nil},
 }
 
-// BenchmarkQueuePage is a waiting visitor's poll: one instance, one store
-// call, the queue page.
+// benchRequests times one kind of request through the real wasm, one at a
+// time, fresh sandboxes against reused ones, and reports per request the
+// median and 99th percentile latency, the CPU time of this process (the
+// host and its instances, the REST stand-in, the origin and the client),
+// and the sandboxes started.
+func benchRequests(b *testing.B, prepare func(e *env) *visitor, want string) {
+	for _, mode := range sandboxModes {
+		b.Run(mode.name, func(b *testing.B) {
+			e := startStack(b, loadTimeout, room, mode.adjust)
+			v := prepare(e)
+			times := make([]time.Duration, 0, b.N)
+			_, sandboxes0 := e.stack.Host.Served()
+			b.ResetTimer()
+			cpu0 := load.ProcessCPU()
+			for i := 0; i < b.N; i++ {
+				req, _ := http.NewRequest(http.MethodGet, e.stack.HostURL+"/", nil)
+				if v.cookie != "" {
+					req.Header.Set("Cookie", "wr_shop="+v.cookie)
+				}
+				began := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var body strings.Builder
+				_, err = readBody(&body, resp)
+				times = append(times, time.Since(began))
+				if err != nil || !strings.Contains(body.String(), want) {
+					b.Fatalf("request %d: %d %v %.100s", i, resp.StatusCode, err, body.String())
+				}
+			}
+			cpu := load.ProcessCPU() - cpu0
+			b.StopTimer()
+			_, sandboxes := e.stack.Host.Served()
+			sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+			b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(times[len(times)*99/100].Microseconds())/1000, "p99-ms")
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/req")
+			b.ReportMetric(float64(sandboxes-sandboxes0)/float64(b.N), "sandboxes/req")
+		})
+	}
+}
+
+// BenchmarkQueuePage is a waiting visitor's poll: one store call, the
+// queue page.
 func BenchmarkQueuePage(b *testing.B) {
 	benchRequests(b, func(e *env) *visitor {
 		(&visitor{e: e}).get("/")
@@ -50,8 +79,8 @@ func BenchmarkQueuePage(b *testing.B) {
 	}, "You are in line")
 }
 
-// BenchmarkForwarded is an admitted visitor's request: one instance, no
-// store call, forwarded to the origin and streamed back.
+// BenchmarkForwarded is an admitted visitor's request: no store call,
+// forwarded to the origin and streamed back.
 func BenchmarkForwarded(b *testing.B) {
 	benchRequests(b, func(e *env) *visitor {
 		v := &visitor{e: e}

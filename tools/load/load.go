@@ -148,7 +148,7 @@ type driver struct {
 func (d *driver) phase(ctx context.Context, kind string, visitors []*visitor, concurrency int) (Phase, error) {
 	p := Phase{Kind: kind, Requests: len(visitors), Outcomes: map[string]int{}}
 	d.stack.Upstash.ResetStats()
-	cpu0, redis0 := processCPU(), d.redisCPU()
+	cpu0, redis0 := ProcessCPU(), d.redisCPU()
 	times := make([]time.Duration, len(visitors))
 	errs := make([]error, len(visitors))
 	outcomes := make([]string, len(visitors))
@@ -172,7 +172,7 @@ func (d *driver) phase(ctx context.Context, kind string, visitors []*visitor, co
 	close(next)
 	wg.Wait()
 	p.Elapsed = time.Since(began)
-	p.CPU, p.RedisCPU = processCPU()-cpu0, d.redisCPU()-redis0
+	p.CPU, p.RedisCPU = ProcessCPU()-cpu0, d.redisCPU()-redis0
 	for _, n := range d.stack.Upstash.Stats().Requests {
 		p.StoreCalls += n
 	}
@@ -234,8 +234,8 @@ func (d *driver) visit(ctx context.Context, v *visitor, kind string) (string, er
 	return "", fmt.Errorf("unexpected answer to a %s request: %d %.200s", kind, resp.StatusCode, body)
 }
 
-// processCPU is the user and system time this process has used.
-func processCPU() time.Duration {
+// ProcessCPU is the user and system time this process has used.
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
