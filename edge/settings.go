@@ -63,8 +63,8 @@ const (
 	MaxHSTSMaxAge = 63072000
 )
 
-// Settings is everything the config store says, read once per request
-// (each request runs in a fresh instance).
+// Settings is everything the config store says, read once per request (a
+// reused sandbox parses it again only when a value changed: Kept).
 type Settings struct {
 	AdminPath string
 	// APIPath is where the admin API lives, or "" when it is off because

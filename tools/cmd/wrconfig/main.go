@@ -162,14 +162,15 @@ const maxValue = 8000
 
 // globalKeys are the keys the edge reads besides room.<name>.
 var globalKeys = []string{edge.KeyRooms, edge.KeyAdminPath, edge.KeyAPIPath, edge.KeyUpstashURL, edge.KeyStoreTimeoutMS,
-	edge.KeyHSTSMaxAge, edge.KeyBypass, edge.KeyLogEndpoint, edge.KeyLogClientIP}
+	edge.KeyHSTSMaxAge, edge.KeyBypass, edge.KeyLogEndpoint, edge.KeyLogClientIP, edge.KeySandboxRequests, edge.KeySandboxSeconds}
 
 // checkConfig returns every problem of c, as the edge would log it, and
 // what the edge reads the way it was written but an operator would not
 // mean (warnings).
 func checkConfig(c config) (problems, warnings []string) {
 	s := edge.LoadSettings(c)
-	for _, p := range s.Problems {
+	_, sandbox := edge.LoadSandboxLimits(c)
+	for _, p := range append(s.Problems, sandbox...) {
 		problems = append(problems, p.Error())
 	}
 	if s.UpstashUnset != nil {
