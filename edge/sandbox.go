@@ -13,6 +13,9 @@ const (
 	KeySandboxRequests = "sandbox_requests"
 	KeySandboxSeconds  = "sandbox_seconds"
 
+	// DefaultSandboxRequests suits the Go build, for which a reused
+	// sandbox is much cheaper than a fresh one; main picks the default
+	// of its build (BENCHMARKS.md, "Reusable sandboxes").
 	DefaultSandboxRequests = 100
 	DefaultSandboxLifetime = 60 * time.Second
 	// MaxSandboxRequests and MaxSandboxSeconds keep a sandbox from living
@@ -30,11 +33,12 @@ type SandboxLimits struct {
 	Lifetime time.Duration
 }
 
-// LoadSandboxLimits reads the sandbox limits from c. A bad value falls back
-// to its default, with a problem naming the key for the log; an unlinked
-// store gives the defaults quietly, as every request says what is missing.
-func LoadSandboxLimits(c Config) (SandboxLimits, []error) {
-	l := SandboxLimits{Requests: DefaultSandboxRequests, Lifetime: DefaultSandboxLifetime}
+// LoadSandboxLimits reads the sandbox limits from c, with def where c has
+// none. A bad value falls back to def's, with a problem naming the key for
+// the log; an unlinked store gives def quietly, as every request says what
+// is missing.
+func LoadSandboxLimits(c Config, def SandboxLimits) (SandboxLimits, []error) {
+	var l SandboxLimits
 	var problems []error
 	read := func(key string, max, def int, unit string) int {
 		v, err := c.Get(key)
@@ -52,7 +56,7 @@ func LoadSandboxLimits(c Config) (SandboxLimits, []error) {
 		}
 		return n
 	}
-	l.Requests = read(KeySandboxRequests, MaxSandboxRequests, DefaultSandboxRequests, "requests")
-	l.Lifetime = time.Duration(read(KeySandboxSeconds, MaxSandboxSeconds, int(DefaultSandboxLifetime/time.Second), "seconds")) * time.Second
+	l.Requests = read(KeySandboxRequests, MaxSandboxRequests, def.Requests, "requests")
+	l.Lifetime = time.Duration(read(KeySandboxSeconds, MaxSandboxSeconds, int(def.Lifetime/time.Second), "seconds")) * time.Second
 	return l, problems
 }

@@ -29,7 +29,7 @@ func TestLoadSandboxLimits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, problems := LoadSandboxLimits(tc.config)
+			got, problems := LoadSandboxLimits(tc.config, def)
 			if got != tc.want {
 				t.Fatalf("limits %+v, want %+v", got, tc.want)
 			}
@@ -40,5 +40,14 @@ func TestLoadSandboxLimits(t *testing.T) {
 				t.Fatalf("problems %v, want one saying %q", problems, tc.problem)
 			}
 		})
+	}
+}
+
+// The caller's defaults apply where the config says nothing or is wrong.
+func TestLoadSandboxLimitsDefaults(t *testing.T) {
+	def := SandboxLimits{1, time.Second}
+	got, problems := LoadSandboxLimits(mapConfig{KeySandboxSeconds: "x"}, def)
+	if got != def || len(problems) != 1 || !strings.Contains(problems[0].Error(), "using 1") {
+		t.Fatalf("%+v %v, want %+v and one problem using 1", got, problems, def)
 	}
 }

@@ -17,13 +17,18 @@ import (
 
 // sandboxModes are the two ways the benchmarks run the service: a fresh
 // sandbox for every request (sandbox_requests 1, as before fsthttp.ServeMany),
-// and sandboxes reused as the host lets them (the default limits).
+// and sandboxes reused as far as the host lets them.
 var sandboxModes = []struct {
 	name   string
 	adjust func(*fastlyhost.Manifest)
 }{
-	{"fresh", func(m *fastlyhost.Manifest) { m.ConfigStores[devstack.ConfigStore][edge.KeySandboxRequests] = "1" }},
-	{"reused", nil},
+	{"fresh", sandboxRequestsAt("1")},
+	{"reused", sandboxRequestsAt("100")},
+}
+
+// sandboxRequestsAt sets the config store's sandbox_requests to n.
+func sandboxRequestsAt(n string) func(*fastlyhost.Manifest) {
+	return func(m *fastlyhost.Manifest) { m.ConfigStores[devstack.ConfigStore][edge.KeySandboxRequests] = n }
 }
 
 // benchRequests times one kind of request through the real wasm, one at a
@@ -62,7 +67,7 @@ func benchRequests(b *testing.B, prepare func(e *env) *visitor, want string) {
 				// consecutive: the host numbers them from 0.
 				requests, _ := e.stack.Host.Served()
 				k := (requests - 1) % sandboxRequests
-				if mode.adjust != nil {
+				if mode.name == "fresh" {
 					k = 0
 				}
 				cpuIn[k] += load.ProcessCPU() - before

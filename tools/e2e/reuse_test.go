@@ -15,6 +15,12 @@ const sandboxRequests = 6
 
 var reusedLine = regexp.MustCompile(`fastlyhost: sandbox (\d+) serves request (\d+) \(reused: its request (\d+)\)`)
 
+// startReusing starts the stack with sandboxes reused in both builds (the
+// TinyGo build's default is a fresh one for every request).
+func startReusing(t *testing.T) *env {
+	return startStack(t, loadTimeout, room, sandboxRequestsAt("100"))
+}
+
 // checkAllReused fails unless the host served its requests in as few
 // sandboxes as it lets them (sandboxRequests each), every request after a
 // sandbox's first logged as reused: otherwise the test did not show what
@@ -33,7 +39,7 @@ func (e *env) checkAllReused() {
 // Two visitors served by one sandbox each see only their own state: the
 // first is let in, the second waits, whatever order their requests come in.
 func TestReusedSandboxKeepsVisitorsApart(t *testing.T) {
-	e := start(t, loadTimeout)
+	e := startReusing(t)
 	first, second := &visitor{e: e}, &visitor{e: e}
 	if !first.in("/") {
 		t.Fatal("the first visitor should take the burst")
@@ -63,7 +69,7 @@ func TestReusedSandboxKeepsVisitorsApart(t *testing.T) {
 // An operator's change to the config store takes effect at the next
 // request of a sandbox that has served requests before it.
 func TestReusedSandboxSeesConfigChange(t *testing.T) {
-	e := start(t, loadTimeout)
+	e := startReusing(t)
 	first, second := &visitor{e: e}, &visitor{e: e}
 	if !first.in("/") {
 		t.Fatal("the first visitor should take the burst")

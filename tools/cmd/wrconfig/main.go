@@ -169,7 +169,7 @@ var globalKeys = []string{edge.KeyRooms, edge.KeyAdminPath, edge.KeyAPIPath, edg
 // mean (warnings).
 func checkConfig(c config) (problems, warnings []string) {
 	s := edge.LoadSettings(c)
-	_, sandbox := edge.LoadSandboxLimits(c)
+	_, sandbox := edge.LoadSandboxLimits(c, edge.SandboxLimits{Requests: edge.DefaultSandboxRequests, Lifetime: edge.DefaultSandboxLifetime})
 	for _, p := range append(s.Problems, sandbox...) {
 		problems = append(problems, p.Error())
 	}
