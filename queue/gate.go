@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -136,6 +137,9 @@ type Gate struct {
 	Joins JoinCounter
 	// Logf, when set, notes what the gate decided despite a fault.
 	Logf func(format string, args ...any)
+	// Snapshots, when set, is the POP's snapshot of each line: a waiting
+	// visitor far from the front is answered from it with no store call.
+	Snapshots Snapshots
 }
 
 // ArrivalTTL is how long an arrival pass may be used to join: a browser
@@ -164,6 +168,9 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 		}
 		refused = ended
 	case Ticket:
+		if d, ok := g.fromSnapshot(ctx, room, v, pass, policy, refused); ok {
+			return d
+		}
 		pl, err := g.Store.Poll(ctx, room.Name, policy, store.Ticket{Number: pass.Number, Epoch: pass.Epoch}, v.Now)
 		if err != nil {
 			return g.storeFailed(room, "poll failed", err)
@@ -190,6 +197,49 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 			store.Waiting: "joined", store.Admitted: "joined and called", store.Rejoined: "joined again"}, refused, joinedAt(pass.IssuedAt, pl, v.Now), 0)
 	}
 	return g.arrive(room, v, refused)
+}
+
+// fromSnapshot answers a waiting ticket from the POP's snapshot when
+// FromSnapshot may, with the pass it holds: no store call, no new pass. ok
+// is false when the store must be asked. A snapshot that cannot be filled
+// because the store failed answers as the poll would have, rather than
+// making a second call that would fail as slowly.
+func (g *Gate) fromSnapshot(ctx context.Context, room *Room, v Visitor, pass Pass, policy store.Policy, refused error) (Decision, bool) {
+	if g.Snapshots == nil || room.SnapshotTTL() <= 0 || !seenLately(room, pass.Seen, v.Now) {
+		return Decision{}, false
+	}
+	var fillErr error
+	snap, err := g.Snapshots.Get(room, func() (Snapshot, error) {
+		l, err := g.Store.Stats(ctx, room.Name, policy, v.Now)
+		fillErr = err
+		return Snapshot{Line: l, At: v.Now}, err
+	})
+	switch {
+	case fillErr != nil:
+		return g.storeFailed(room, "snapshot fill failed", fillErr), true
+	case errors.Is(err, store.ErrUnavailable):
+		return g.storeFailed(room, "store down (snapshot)", err), true
+	case err != nil:
+		if g.Logf != nil {
+			g.Logf("room %s: snapshot not used: %v", room.Name, err)
+		}
+		return Decision{}, false
+	}
+	place, ok := FromSnapshot(room, pass.Number, pass.Epoch, pass.Seen, snap, v.Now)
+	if !ok {
+		return Decision{}, false
+	}
+	place.StartAhead = max(pass.StartAhead, place.Ahead)
+	joined := joinedAt(pass.Joined, store.Place{}, v.Now)
+	return Decision{Action: Wait, Why: "waiting, from the snapshot", Place: place, Waited: v.Now.Sub(joined), Err: refused}, true
+}
+
+// seenLately reports whether the store saw a ticket lately enough (at seen)
+// for its holder to be answered without it: within a third of the queue
+// timeout, so the store sees them at least twice more before it would
+// pass them over.
+func seenLately(room *Room, seen, now time.Time) bool {
+	return !seen.IsZero() && now.Sub(seen) < seconds(room.QueueTimeout)/3 && !seen.After(now.Add(time.Minute))
 }
 
 // Keep renews the visitor's session as a request of theirs through the
@@ -360,7 +410,7 @@ func (g *Gate) wait(room *Room, v Visitor, pl store.Place, why string, joined ti
 	place := placeOf(room, pl, v.Now)
 	place.StartAhead = max(start, place.Ahead)
 	p := Pass{Kind: Ticket, Room: room.Name, Number: pl.Ticket, Epoch: pl.Line.Epoch, Bind: v.Bind, Joined: joined,
-		StartAhead: place.StartAhead, IssuedAt: v.Now, Expires: v.Now.Add(ttl)}
+		StartAhead: place.StartAhead, Seen: v.Now, IssuedAt: v.Now, Expires: v.Now.Add(ttl)}
 	d := Decision{Action: Wait, Why: why, Place: place}
 	return g.withPass(d, p, ttl)
 }
