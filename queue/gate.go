@@ -239,8 +239,9 @@ func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 
 // seenLately reports whether the store saw a ticket lately enough (at seen)
 // for its holder to be answered without it: within a third of the queue
-// timeout, so the store sees them at least twice more before it would
-// pass them over.
+// timeout, so the store sees a visitor who keeps polling again within a
+// third of the timeout and one refresh, well before it would pass them
+// over (the timeout is at least three refreshes).
 func seenLately(room *Room, seen, now time.Time) bool {
 	return !seen.IsZero() && now.Sub(seen) < seconds(room.QueueTimeout)/3 && !seen.After(now.Add(time.Minute))
 }
