@@ -74,6 +74,7 @@ func main() {
 			Logf:         log.Printf,
 			LogEndpoints: openLogEndpoint,
 			POP:          os.Getenv("FASTLY_POP"),
+			Cache:        popCache{},
 		}
 		svc.ServeHTTP(ctx, w, r)
 	})

@@ -59,6 +59,9 @@ type Service struct {
 	LogEndpoints func(name string) LogEndpoint
 	// POP is the Fastly POP serving the request, or "".
 	POP string
+	// Cache is the POP's cache, where waiting visitors far from the front
+	// are answered from (queue.Snapshot); nil asks the store every poll.
+	Cache Cache
 
 	// log gathers the request's structured line, when one is written.
 	log *requestLog
@@ -155,6 +158,9 @@ func (s *Service) gate(settings Settings) (*queue.Gate, error) {
 		return nil, err
 	}
 	g := &queue.Gate{Store: st, Keys: keys, Logf: s.Logf}
+	if s.Cache != nil {
+		g.Snapshots = snapshots{s.Cache}
+	}
 	if s.Limits != nil {
 		g.Joins = joinCounter{s.Limits}
 	}
