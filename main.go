@@ -77,6 +77,7 @@ func main() {
 			Logf:         log.Printf,
 			LogEndpoints: openLogEndpoint,
 			POP:          os.Getenv("FASTLY_POP"),
+			Cache:        popCache{},
 			Kept:         kept,
 		}
 		svc.ServeHTTP(ctx, w, r)

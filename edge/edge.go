@@ -59,6 +59,9 @@ type Service struct {
 	LogEndpoints func(name string) LogEndpoint
 	// POP is the Fastly POP serving the request, or "".
 	POP string
+	// Cache is the POP's cache, where waiting visitors far from the front
+	// are answered from (queue.Snapshot); nil asks the store every poll.
+	Cache Cache
 	// Kept is what the sandbox keeps between the requests it serves; nil
 	// reads and parses everything afresh.
 	Kept *Kept
@@ -159,6 +162,9 @@ func (s *Service) gate(settings Settings) (*queue.Gate, error) {
 		return nil, err
 	}
 	g := &queue.Gate{Store: st, Keys: keys, Logf: s.Logf}
+	if s.Cache != nil {
+		g.Snapshots = snapshots{s.Cache}
+	}
 	if s.Limits != nil {
 		g.Joins = joinCounter{s.Limits}
 	}

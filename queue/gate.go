@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -136,6 +137,9 @@ type Gate struct {
 	Joins JoinCounter
 	// Logf, when set, notes what the gate decided despite a fault.
 	Logf func(format string, args ...any)
+	// Snapshots, when set, is the POP's snapshot of each line: a waiting
+	// visitor far from the front is answered from it with no store call.
+	Snapshots Snapshots
 }
 
 // ArrivalTTL is how long an arrival pass may be used to join: a browser
@@ -164,12 +168,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 		}
 		refused = ended
 	case Ticket:
-		pl, err := g.Store.Poll(ctx, room.Name, policy, store.Ticket{Number: pass.Number, Epoch: pass.Epoch}, v.Now)
-		if err != nil {
-			return g.storeFailed(room, "poll failed", err)
-		}
-		return g.settle(room, v, pl, map[store.Outcome]string{
-			store.Waiting: "waiting", store.Admitted: "called", store.Rejoined: "place lost, rejoined"}, refused, joinedAt(pass.Joined, pl, v.Now), startAhead(pass.StartAhead, pl))
+		return g.poll(ctx, room, v, pass, policy, refused)
 	case Arrival:
 		if g.Joins != nil && v.Client != "" && room.JoinsPerIPPerMinute > 0 {
 			within, err := g.Joins.Join(room, v.Client)
@@ -190,6 +189,61 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 			store.Waiting: "joined", store.Admitted: "joined and called", store.Rejoined: "joined again"}, refused, joinedAt(pass.IssuedAt, pl, v.Now), 0)
 	}
 	return g.arrive(room, v, refused)
+}
+
+// poll answers a waiting ticket: from the POP's snapshot when FromSnapshot
+// may (no store call, no new pass), else from the store. A snapshot miss
+// is filled by this request's own poll, whose answer holds the line as
+// well as Stats would: a miss costs the poll that was due anyway. When
+// the POP's last fill failed, the store is taken to be down until the
+// snapshot's TTL, rather than asked again and waited out.
+func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, policy store.Policy, refused error) Decision {
+	var polled *store.Place
+	var err error
+	ask := func() (store.Place, error) {
+		var pl store.Place
+		pl, err = g.Store.Poll(ctx, room.Name, policy, store.Ticket{Number: pass.Number, Epoch: pass.Epoch}, v.Now)
+		polled = &pl
+		return pl, err
+	}
+	if g.Snapshots != nil && room.SnapshotTTL() > 0 && seenLately(room, pass.Seen, v.Now) {
+		snap, serr := g.Snapshots.Get(room, func() (Snapshot, error) {
+			pl, err := ask()
+			return Snapshot{Line: pl.Line, At: v.Now}, err
+		})
+		switch {
+		case polled != nil:
+		case errors.Is(serr, store.ErrUnavailable):
+			return g.storeFailed(room, "store down (snapshot)", serr)
+		case serr != nil:
+			if g.Logf != nil {
+				g.Logf("room %s: snapshot not used: %v", room.Name, serr)
+			}
+		default:
+			if place, ok := FromSnapshot(room, pass.Number, pass.Epoch, pass.Seen, snap, v.Now); ok {
+				place.StartAhead = max(pass.StartAhead, place.Ahead)
+				joined := joinedAt(pass.Joined, store.Place{}, v.Now)
+				return Decision{Action: Wait, Why: "waiting, from the snapshot", Place: place, Waited: v.Now.Sub(joined), Err: refused}
+			}
+		}
+	}
+	if polled == nil {
+		ask()
+	}
+	if err != nil {
+		return g.storeFailed(room, "poll failed", err)
+	}
+	return g.settle(room, v, *polled, map[store.Outcome]string{
+		store.Waiting: "waiting", store.Admitted: "called", store.Rejoined: "place lost, rejoined"}, refused, joinedAt(pass.Joined, *polled, v.Now), startAhead(pass.StartAhead, *polled))
+}
+
+// seenLately reports whether the store saw a ticket lately enough (at seen)
+// for its holder to be answered without it: within a third of the queue
+// timeout, so the store sees a visitor who keeps polling again within a
+// third of the timeout and one refresh, well before it would pass them
+// over (the timeout is at least three refreshes).
+func seenLately(room *Room, seen, now time.Time) bool {
+	return !seen.IsZero() && now.Sub(seen) < seconds(room.QueueTimeout)/3 && !seen.After(now.Add(time.Minute))
 }
 
 // Keep renews the visitor's session as a request of theirs through the
@@ -360,7 +414,7 @@ func (g *Gate) wait(room *Room, v Visitor, pl store.Place, why string, joined ti
 	place := placeOf(room, pl, v.Now)
 	place.StartAhead = max(start, place.Ahead)
 	p := Pass{Kind: Ticket, Room: room.Name, Number: pl.Ticket, Epoch: pl.Line.Epoch, Bind: v.Bind, Joined: joined,
-		StartAhead: place.StartAhead, IssuedAt: v.Now, Expires: v.Now.Add(ttl)}
+		StartAhead: place.StartAhead, Seen: v.Now, IssuedAt: v.Now, Expires: v.Now.Add(ttl)}
 	d := Decision{Action: Wait, Why: why, Place: place}
 	return g.withPass(d, p, ttl)
 }

@@ -149,8 +149,13 @@ type Pass struct {
 	// (tickets only), carried like Joined: the queue page's progress bar
 	// runs from it to zero.
 	StartAhead int64
-	IssuedAt   time.Time
-	Expires    time.Time
+	// Seen is when the store last saw the ticket (tickets only): a visitor
+	// answered from the POP's snapshot (FromSnapshot) is not seen by the
+	// store, so the edge asks it again before the queue timeout could
+	// pass them over.
+	Seen     time.Time
+	IssuedAt time.Time
+	Expires  time.Time
 }
 
 // passClaims is the JWT payload. Short names keep the cookie small.
@@ -170,6 +175,8 @@ type passClaims struct {
 	Joined int64 `json:"jnd,omitempty"`
 	// StartAhead is Pass.StartAhead.
 	StartAhead int64 `json:"sta,omitempty"`
+	// Seen is Pass.Seen in Unix seconds.
+	Seen int64 `json:"sen,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -375,7 +382,8 @@ const sigLen = (sha256.Size*8 + 5) / 6
 func claimsOf(p Pass) passClaims {
 	return passClaims{
 		Kind: p.Kind, Number: p.Number, Epoch: p.Epoch, Session: p.SessionID,
-		Arrival: p.ArrivalID, Bind: p.Bind, Unrenewed: unrenewed(p), Uses: p.Uses, To: p.To, Joined: joined(p), StartAhead: p.StartAhead,
+		Arrival: p.ArrivalID, Bind: p.Bind, Unrenewed: unrenewed(p), Uses: p.Uses, To: p.To, Joined: unixClaim(p.Joined), StartAhead: p.StartAhead,
+		Seen: unixClaim(p.Seen),
 		RegisteredClaims: jwt.RegisteredClaims{
 			Audience:  jwt.ClaimStrings{p.Room},
 			IssuedAt:  jwt.NewNumericDate(p.IssuedAt),
@@ -429,13 +437,17 @@ func putPayload(b []byte, n int, p *Pass) int {
 		n = put(b, n, `,"to":`)
 		n = putString(b, n, p.To)
 	}
-	if j := joined(*p); j != 0 {
+	if j := unixClaim(p.Joined); j != 0 {
 		n = put(b, n, `,"jnd":`)
 		n = putInt(b, n, j)
 	}
 	if p.StartAhead != 0 {
 		n = put(b, n, `,"sta":`)
 		n = putInt(b, n, p.StartAhead)
+	}
+	if t := unixClaim(p.Seen); t != 0 {
+		n = put(b, n, `,"sen":`)
+		n = putInt(b, n, t)
 	}
 	n = put(b, n, `,"aud":[`)
 	n = putString(b, n, p.Room)
@@ -668,18 +680,21 @@ func (ks *KeySet) verify(room, token string, now time.Time) (Pass, error) {
 	if c.Joined != 0 {
 		p.Joined = time.Unix(c.Joined, 0)
 	}
+	if c.Seen != 0 {
+		p.Seen = time.Unix(c.Seen, 0)
+	}
 	if room == "" && len(c.Audience) == 1 {
 		p.Room = c.Audience[0]
 	}
 	return p, nil
 }
 
-// joined is Pass.Joined as its claim: none when zero.
-func joined(p Pass) int64 {
-	if p.Joined.IsZero() {
+// unixClaim is a time of a pass as its claim: none when zero.
+func unixClaim(t time.Time) int64 {
+	if t.IsZero() {
 		return 0
 	}
-	return p.Joined.Unix()
+	return t.Unix()
 }
 
 // unrenewed is Pass.Unrenewed as its claim.
@@ -712,6 +727,7 @@ const (
 	fieldTo
 	fieldJoined
 	fieldStart
+	fieldSeen
 	fieldIssuer
 	fieldSubject
 	fieldAudience
@@ -724,7 +740,7 @@ const (
 
 // claimNames are the JSON names of passClaims' fields, its own and those of
 // jwt.RegisteredClaims.
-var claimNames = [...]string{"knd", "tkt", "ep", "sid", "arr", "bnd", "unr", "use", "to", "jnd", "sta", "iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
+var claimNames = [...]string{"knd", "tkt", "ep", "sid", "arr", "bnd", "unr", "use", "to", "jnd", "sta", "sen", "iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
 
 // UnmarshalJSON reads the claims as encoding/json reads them into the
 // struct: the same names (matched exactly, else case-insensitively), null
@@ -823,6 +839,8 @@ func (c *passClaims) set(field int, val []byte) error {
 		return setInt(&c.Joined, val)
 	case fieldStart:
 		return setInt(&c.StartAhead, val)
+	case fieldSeen:
+		return setInt(&c.Seen, val)
 	case fieldIssuer:
 		return setString(&c.Issuer, val)
 	case fieldSubject:

@@ -89,6 +89,11 @@ type Room struct {
 	// session when its page goes away (pagehide), freeing the place at
 	// once; off, a silent departure frees it at the inactivity timeout.
 	LeaveBeacon bool `json:"leave_beacon"`
+	// SnapshotTTLMS (milliseconds) is how long a POP answers waiting
+	// visitors far from the front from its snapshot of the line (see
+	// Snapshot) before asking the store again; 0 asks the store at every
+	// poll.
+	SnapshotTTLMS int `json:"snapshot_ttl_ms"`
 
 	// event is the event a room returned by At is in.
 	event *Event
@@ -141,6 +146,10 @@ const (
 // value an operator may set.
 const unsetJoins = -1 << 30
 
+// unsetSnapshot marks snapshot_ttl_ms as left out, since 0 (off) is a value
+// too.
+const unsetSnapshot = -1 << 30
+
 // ParseRoom decodes and validates one room definition. Every error names
 // the room and the offending field, so an operator can fix it from the log.
 func ParseRoom(name string, data []byte) (*Room, error) {
@@ -149,7 +158,7 @@ func ParseRoom(name string, data []byte) (*Room, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	r := &Room{JoinsPerIPPerMinute: unsetJoins, PriorityShare: unsetShare}
+	r := &Room{JoinsPerIPPerMinute: unsetJoins, PriorityShare: unsetShare, SnapshotTTLMS: unsetSnapshot}
 	if err := dec.Decode(r); err != nil {
 		return nil, fmt.Errorf("%w: room %q: %v", ErrInvalidRoom, name, err)
 	}
@@ -209,6 +218,9 @@ func (r *Room) applyDefaults() {
 	}
 	if r.PriorityShare == unsetShare {
 		r.PriorityShare = DefaultPriorityShare
+	}
+	if r.SnapshotTTLMS == unsetSnapshot {
+		r.SnapshotTTLMS = DefaultSnapshotTTL
 	}
 }
 
@@ -272,6 +284,7 @@ func (r *Room) validate() error {
 		{"random_window", float64(r.RandomWindow), 1, 3600},
 		{"joins_per_ip_per_minute", float64(r.JoinsPerIPPerMinute), 0, 10000},
 		{"priority_share", r.PriorityShare, 0, MaxPriorityShare},
+		{"snapshot_ttl_ms", float64(r.SnapshotTTLMS), 0, MaxSnapshotTTL},
 	}
 	for _, c := range checks {
 		if c.value < c.min || c.value > c.max {
@@ -368,6 +381,15 @@ const FastPoll = 2 * time.Second
 // visitor then arrives within seconds instead of a whole refresh later, so
 // a called place stands empty briefly and the origin stays full.
 func (r *Room) PollEvery(ahead int64) time.Duration {
+	every := seconds(r.RefreshSeconds)
+	if ahead < zone(r) && every > FastPoll {
+		return FastPoll
+	}
+	return every
+}
+
+// zone is how many tickets from the front a visitor polls at FastPoll.
+func zone(r *Room) int64 {
 	zone := int64(5)
 	if n := int64(r.MaxActiveUsers / 20); n > zone {
 		zone = n
@@ -375,11 +397,7 @@ func (r *Room) PollEvery(ahead int64) time.Duration {
 	if n := int64(r.NewUsersPerMinute * float64(r.RefreshSeconds) / 60); n > zone {
 		zone = n
 	}
-	every := seconds(r.RefreshSeconds)
-	if ahead < zone && every > FastPoll {
-		return FastPoll
-	}
-	return every
+	return zone
 }
 
 // Heartbeat is how often an active session renews its place in the store:

@@ -1,0 +1,57 @@
+// The POP's snapshots of the lines (queue.Snapshot), kept in its cache.
+
+package edge
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/store"
+)
+
+// Cache is the POP's cache (Fastly's, at the edge): GetOrSet returns key's
+// value, or runs fill once for every concurrent caller in the POP (request
+// collapsing) and keeps its value for the TTL fill returns.
+type Cache interface {
+	GetOrSet(key string, fill func() ([]byte, time.Duration, error)) ([]byte, error)
+}
+
+// SnapshotKey is the cache key of room's snapshot.
+func SnapshotKey(room string) string { return "wr-snapshot/" + room }
+
+// snapshotDown is cached in place of a snapshot whose fill failed, for as
+// long: the POP's other visitors far from the front are told the store is
+// down at once, instead of each filling in turn behind the collapsed miss
+// and each waiting out the store's timeout.
+const snapshotDown = "wr-snapshot down"
+
+// snapshots keeps the rooms' snapshots in a Cache.
+type snapshots struct{ cache Cache }
+
+// Get implements queue.Snapshots.
+func (c snapshots) Get(room *queue.Room, fill func() (queue.Snapshot, error)) (queue.Snapshot, error) {
+	var filled *queue.Snapshot
+	b, err := c.cache.GetOrSet(SnapshotKey(room.Name), func() ([]byte, time.Duration, error) {
+		s, err := fill()
+		if err != nil {
+			return []byte(snapshotDown), room.SnapshotTTL(), nil
+		}
+		filled = &s
+		b, err := s.MarshalText()
+		return b, room.SnapshotTTL(), err
+	})
+	switch {
+	case filled != nil:
+		// The filler has it already, whatever the cache did with it.
+		return *filled, nil
+	case err != nil:
+		return queue.Snapshot{}, fmt.Errorf("snapshot cache: %w", err)
+	case bytes.Equal(b, []byte(snapshotDown)):
+		return queue.Snapshot{}, fmt.Errorf("%w: this POP's last snapshot fill failed (within the snapshot TTL)", store.ErrUnavailable)
+	}
+	var s queue.Snapshot
+	err = s.UnmarshalText(b)
+	return s, err
+}

@@ -1,0 +1,84 @@
+package edge
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/store"
+)
+
+// memCache is one POP's cache without expiry: what was set stays.
+type memCache struct {
+	values map[string][]byte
+	ttls   map[string]time.Duration
+	err    error
+}
+
+func (m *memCache) GetOrSet(key string, fill func() ([]byte, time.Duration, error)) ([]byte, error) {
+	if m.err != nil {
+		return nil, m.err
+	}
+	if b, ok := m.values[key]; ok {
+		return b, nil
+	}
+	b, ttl, err := fill()
+	if err == nil {
+		m.values[key], m.ttls[key] = b, ttl
+	}
+	return b, err
+}
+
+func TestSnapshotsInTheCache(t *testing.T) {
+	room, err := queue.ParseRoom("shop", []byte(`{"paths":["/"],"max_active_users":10,"snapshot_ttl_ms":1500}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1_800_000_000, 0)
+	snap := queue.Snapshot{Line: store.Line{Epoch: 3, Issued: 50, Admitted: 20}, At: at}
+	good, _ := snap.MarshalText()
+	down := errors.New("store timed out")
+	tests := []struct {
+		name     string
+		cached   []byte
+		fillErr  error
+		cacheErr error
+		want     error
+		fills    int
+	}{
+		{"a miss fills and keeps it for the TTL", nil, nil, nil, nil, 1},
+		{"a hit reads the POP's snapshot", good, nil, nil, nil, 0},
+		{"a failed fill is kept as such for the TTL", nil, down, nil, nil, 1},
+		{"after a failed fill: the store is down, no call", []byte(snapshotDown), nil, nil, store.ErrUnavailable, 0},
+		{"a value that is not a snapshot", []byte("wr-snapshot-9 1 2"), nil, nil, queue.ErrBadSnapshot, 0},
+		{"the cache fails", nil, nil, errors.New("cache broke"), errors.New(""), 0},
+	}
+	for _, tc := range tests {
+		c := &memCache{values: map[string][]byte{}, ttls: map[string]time.Duration{}, err: tc.cacheErr}
+		if tc.cached != nil {
+			c.values[SnapshotKey("shop")] = tc.cached
+		}
+		fills := 0
+		got, err := snapshots{c}.Get(room, func() (queue.Snapshot, error) {
+			fills++
+			return snap, tc.fillErr
+		})
+		switch {
+		case fills != tc.fills:
+			t.Errorf("%s: %d fills, want %d", tc.name, fills, tc.fills)
+		case tc.want == nil && tc.fillErr == nil && (err != nil || got.Line != snap.Line || !got.At.Equal(at)):
+			t.Errorf("%s: %+v, %v; want the snapshot", tc.name, got, err)
+		case tc.want != nil && tc.want.Error() != "" && !errors.Is(err, tc.want):
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		case tc.want != nil && err == nil:
+			t.Errorf("%s: no error", tc.name)
+		}
+		if tc.fills == 1 && c.ttls[SnapshotKey("shop")] != 1500*time.Millisecond {
+			t.Errorf("%s: kept for %v, want the room's 1.5s", tc.name, c.ttls[SnapshotKey("shop")])
+		}
+		if tc.fillErr != nil && string(c.values[SnapshotKey("shop")]) != snapshotDown {
+			t.Errorf("%s: cached %q, want the failure marker", tc.name, c.values[SnapshotKey("shop")])
+		}
+	}
+}

@@ -1,0 +1,183 @@
+package queue
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edgequeue/waitingroom/store"
+)
+
+// A Snapshot is a POP's short-lived copy of a room's line, shared by every
+// request the POP serves (at the edge, in Fastly's cache). Most of a line
+// is far from the front: a visitor whose ticket will not be called before
+// their next two polls learns nothing from the store that the line's
+// counters do not already say. So the edge answers them from the snapshot
+// with no store call, and only visitors near the front, arrivals, claims
+// and sessions ask the store, as they always did. The first poll in a POP
+// after the snapshot's TTL fills it with its own store call (the answer to
+// a poll holds the whole line), which runs the room's admission step as
+// every store call does: a snapshot costs no call of its own.
+//
+// What the snapshot cannot carry is the visitor's own "last seen", by which
+// the store passes over tickets whose holders left. The ticket pass carries
+// when the store last saw the ticket (Pass.Seen), and a visitor is answered
+// from the snapshot only while that is less than a third of the queue
+// timeout ago: the store still sees every waiting visitor three times per
+// timeout, and an abandoned ticket is still passed over.
+type Snapshot struct {
+	// Line is what the store call that filled the snapshot answered.
+	Line store.Line
+	// At is when that call was made.
+	At time.Time
+}
+
+// Snapshots keeps each room's Snapshot in the POP. Get returns the room's
+// snapshot, at most room.SnapshotTTL() old, or fills it with fill (one
+// store call); concurrent misses in a POP wait for a single fill.
+type Snapshots interface {
+	Get(room *Room, fill func() (Snapshot, error)) (Snapshot, error)
+}
+
+// Snapshot TTL bounds (snapshot_ttl_ms): a snapshot older than a few
+// seconds would show a visitor a stale place for longer than a refresh.
+const (
+	DefaultSnapshotTTL = 1000
+	MaxSnapshotTTL     = 10000
+)
+
+// SnapshotTTL is how long a POP's snapshot of the room is used; 0 asks the
+// store for every poll.
+func (r *Room) SnapshotTTL() time.Duration {
+	return time.Duration(r.SnapshotTTLMS) * time.Millisecond
+}
+
+// FromSnapshot answers a waiting visitor who holds ticket (of line epoch,
+// last seen by the store at seen) from snap at now, without the store. It
+// reports false when the store must be asked: a priority, random or drawn
+// place, a room closed or in an event, a line that was reset, a ticket the
+// store has not seen for a third of the queue timeout, a snapshot older
+// than two TTLs, or a ticket near the front. Near means fewer tickets
+// ahead than the room's fast-poll zone plus the burst plus what the
+// observed admissions reach in two refreshes and the snapshot's age: a
+// visitor answered from a snapshot is not called before their next poll
+// at the observed pace (an operator's "admit N" can still call them; they
+// then learn it at their next poll, as they would without a snapshot, one
+// TTL later at most).
+func FromSnapshot(room *Room, ticket, epoch int64, seen time.Time, snap Snapshot, now time.Time) (Place, bool) {
+	l, ttl := snap.Line, room.SnapshotTTL()
+	age := now.Sub(snap.At)
+	switch {
+	case ttl <= 0 || ticket <= 0 || l.Epoch != epoch || l.Mode(room.Mode) != Fifo:
+		return Place{}, false
+	case room.Event() != nil || l.Event.Phase != store.NotEntered:
+		return Place{}, false
+	case !seenLately(room, seen, now):
+		return Place{}, false
+	case age < -time.Second || age > 2*ttl:
+		return Place{}, false
+	}
+	ahead := ticket - l.Admitted - 1
+	if ahead < nearFront(room, snap, age) {
+		return Place{}, false
+	}
+	pl := store.Place{Ticket: ticket, Outcome: store.Waiting, CallFrom: ticket, CallTo: ticket, Line: l}
+	return placeOf(room, pl, now), true
+}
+
+// nearFront is how many tickets ahead of a ticket make it near the front:
+// the fast-poll zone, the burst, and the observed admissions of two
+// refreshes plus the snapshot's age.
+func nearFront(room *Room, snap Snapshot, age time.Duration) int64 {
+	margin := zone(room) + int64(room.Burst)
+	l := snap.Line
+	window := snap.At.Sub(l.RecentSince)
+	if l.Recent > 0 && window >= time.Second {
+		perSecond := float64(l.Recent) / window.Seconds()
+		reach := 2*seconds(room.RefreshSeconds) + max(age, 0) + room.SnapshotTTL()
+		margin += int64(math.Ceil(perSecond * reach.Seconds()))
+	}
+	return margin
+}
+
+// snapshotVersion starts an encoded Snapshot: a POP's cache outlives a
+// deploy, so a new encoding must not be read as the old one.
+const snapshotVersion = "wr-snapshot-1"
+
+// ErrBadSnapshot: a cached snapshot could not be read.
+var ErrBadSnapshot = errors.New("snapshot not understood")
+
+// MarshalText encodes the snapshot for the POP's cache: what FromSnapshot
+// and the queue page read of it, as space-separated fields.
+func (s Snapshot) MarshalText() ([]byte, error) {
+	l := s.Line
+	b := make([]byte, 0, 160)
+	b = append(b, snapshotVersion...)
+	for _, n := range [...]int64{nanos(s.At), l.Epoch, l.Issued, l.Admitted, flag(l.Paused), flag(l.QueueAll),
+		l.Active, l.Called, l.Recent, nanos(l.RecentSince), l.PriorityIssued, l.PriorityAdmitted, int64(l.Event.Phase)} {
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, n, 10)
+	}
+	b = append(b, ' ')
+	b = append(b, l.Overrides.Mode...)
+	return b, nil
+}
+
+// snapshotFields is how many fields MarshalText writes after the version.
+const snapshotFields = 14
+
+// UnmarshalText reads what MarshalText wrote, refusing anything else with
+// ErrBadSnapshot.
+func (s *Snapshot) UnmarshalText(b []byte) error {
+	f := strings.Split(string(b), " ")
+	if len(f) != 1+snapshotFields || f[0] != snapshotVersion {
+		return ErrBadSnapshot
+	}
+	var n [snapshotFields - 1]int64
+	for i := range n {
+		v, err := strconv.ParseInt(f[1+i], 10, 64)
+		if err != nil {
+			return ErrBadSnapshot
+		}
+		n[i] = v
+	}
+	mode := store.Mode(f[snapshotFields])
+	switch mode {
+	case "", Fifo, Random, Passthrough, Reject:
+	default:
+		return ErrBadSnapshot
+	}
+	phase := store.EventPhase(n[12])
+	if phase < store.NotEntered || phase > store.Drawn {
+		return ErrBadSnapshot
+	}
+	*s = Snapshot{At: fromNanos(n[0]), Line: store.Line{Epoch: n[1], Issued: n[2], Admitted: n[3], Paused: n[4] == 1, QueueAll: n[5] == 1,
+		Active: n[6], Called: n[7], Recent: n[8], RecentSince: fromNanos(n[9]), PriorityIssued: n[10], PriorityAdmitted: n[11],
+		Event: store.EventState{Phase: phase}, Overrides: store.Overrides{Mode: mode}}}
+	return nil
+}
+
+// nanos is t in Unix nanoseconds, 0 for the zero time (which has none).
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// fromNanos is the time nanos gave n for.
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+func flag(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
