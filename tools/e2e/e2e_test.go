@@ -177,6 +177,20 @@ func (v *visitor) poll() place {
 	return p
 }
 
+// tickets are the numbers of the ticket passes the visitors hold.
+func (e *env) tickets(visitors []*visitor) []int64 {
+	e.t.Helper()
+	tickets := make([]int64, len(visitors))
+	for i, v := range visitors {
+		p, err := e.keys.Verify("shop", v.cookie, time.Now())
+		if err != nil || p.Kind != queue.Ticket {
+			e.t.Fatalf("visitor %d holds no ticket: %v", i, err)
+		}
+		tickets[i] = p.Number
+	}
+	return tickets
+}
+
 func (e *env) restCalls() int {
 	n := 0
 	for _, c := range e.stack.Upstash.Stats().Requests {
@@ -281,14 +295,7 @@ func TestThousandVisitorsInTicketOrder(t *testing.T) {
 		}(visitors[i])
 	}
 	wg.Wait()
-	tickets := make([]int64, n)
-	for i, v := range visitors {
-		p, err := e.keys.Verify("shop", v.cookie, time.Now())
-		if err != nil || p.Kind != queue.Ticket {
-			t.Fatalf("visitor %d holds no ticket: %v", i, err)
-		}
-		tickets[i] = p.Number
-	}
+	tickets := e.tickets(visitors)
 	sorted := append([]int64(nil), tickets...)
 	sort.Slice(sorted, func(a, b int) bool { return sorted[a] < sorted[b] })
 	for i, tk := range sorted {

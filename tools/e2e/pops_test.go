@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
 )
@@ -28,14 +27,7 @@ func TestTwoPOPs(t *testing.T) {
 			t.Fatalf("join at %s: %d %s", pops[i%len(pops)].Name, a.status, a.body)
 		}
 	}
-	tickets := make([]int64, n)
-	for i, v := range visitors {
-		p, err := e.keys.Verify("shop", v.cookie, time.Now())
-		if err != nil || p.Kind != queue.Ticket {
-			t.Fatalf("visitor %d holds no ticket: %v", i, err)
-		}
-		tickets[i] = p.Number
-	}
+	tickets := e.tickets(visitors)
 	// pollAll polls every visitor not yet admitted once, concurrently, and
 	// returns how many polls that was.
 	round := make([]int, n)
