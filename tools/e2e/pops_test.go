@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/edgequeue/waitingroom/queue"
 )
 
 // TestTwoPOPs runs the service as two POPs over one store, visitors split
