@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
 )
 
 // TestTwoPOPs runs the service as two POPs over one store, visitors split
