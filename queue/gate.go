@@ -205,7 +205,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 // because the store failed answers as the poll would have, rather than
 // making a second call that would fail as slowly.
 func (g *Gate) fromSnapshot(ctx context.Context, room *Room, v Visitor, pass Pass, policy store.Policy, refused error) (Decision, bool) {
-	if g.Snapshots == nil || room.SnapshotTTL() <= 0 || !seenLately(room, pass.Seen, v.Now) {
+	if g.Snapshots == nil || room.SnapshotTTL() <= 0 || !SeenLately(room, pass.Seen, v.Now) {
 		return Decision{}, false
 	}
 	var fillErr error
@@ -234,11 +234,11 @@ func (g *Gate) fromSnapshot(ctx context.Context, room *Room, v Visitor, pass Pas
 	return Decision{Action: Wait, Why: "waiting, from the snapshot", Place: place, Waited: v.Now.Sub(joined), Err: refused}, true
 }
 
-// seenLately reports whether the store saw a ticket lately enough (at seen)
+// SeenLately reports whether the store saw a ticket lately enough (at seen)
 // for its holder to be answered without it: within a third of the queue
 // timeout, so the store sees them at least twice more before it would
 // pass them over.
-func seenLately(room *Room, seen, now time.Time) bool {
+func SeenLately(room *Room, seen, now time.Time) bool {
 	return !seen.IsZero() && now.Sub(seen) < seconds(room.QueueTimeout)/3 && !seen.After(now.Add(time.Minute))
 }
 

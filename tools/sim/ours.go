@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
@@ -16,15 +17,60 @@ import (
 // its script, with the room's poll intervals and heartbeat as the edge uses
 // them. A join, a poll and a heartbeat renewal are one call each; an
 // admitted visitor's other requests make none.
+//
+// Spread over POPs (NewOursPOPs), each POP keeps its own snapshot of the
+// line, as the edge keeps one in each POP's cache, and a poll goes through
+// it as queue.Gate's does: a visitor the store saw lately (queue.SeenLately)
+// gets the POP's snapshot, filled by one Store.Stats call when it is older
+// than the room's SnapshotTTL (concurrent polls in the POP wait for that
+// one fill), and is answered from it when queue.FromSnapshot says so, with
+// no call about their ticket; any other poll asks the store, as today.
 type Ours struct {
 	Store *store.Upstash
 	Room  *queue.Room
 	// Redis is the Redis behind Store, read for the per-minute counts.
 	Redis *resp.Pool
+	// pops are the POPs' snapshots; none is today's edge, whose every
+	// poll asks the store.
+	pops []*pop
+}
+
+// pop is one POP's cache of the room's snapshot.
+type pop struct {
+	mu     sync.Mutex
+	snap   queue.Snapshot
+	filled bool
+}
+
+// get is the POP's snapshot at now, filled by fill when the POP has none
+// younger than ttl. The lock held over the fill collapses the POP's
+// concurrent misses into one, as the cache's GetOrSet does; a failed fill
+// leaves the POP without a snapshot.
+func (p *pop) get(now time.Time, ttl time.Duration, fill func() (queue.Snapshot, error)) (snap queue.Snapshot, filled bool, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.filled && now.Sub(p.snap.At) < ttl {
+		return p.snap, false, nil
+	}
+	s, err := fill()
+	if err != nil {
+		p.filled = false
+		return s, true, err
+	}
+	p.snap, p.filled = s, true
+	return s, true, nil
 }
 
 // Name implements Policy.
-func (o *Ours) Name() string { return "edge waiting room" }
+func (o *Ours) Name() string {
+	switch len(o.pops) {
+	case 0:
+		return "edge waiting room"
+	case 1:
+		return "edge waiting room, snapshot, 1 POP"
+	}
+	return fmt.Sprintf("edge waiting room, snapshot, %d POPs", len(o.pops))
+}
 
 // Join implements Policy. The visitor's own id is their arrival id; the
 // store names the session when they are admitted.
@@ -33,21 +79,76 @@ func (o *Ours) Join(ctx context.Context, v *Visitor, now time.Time) (Answer, err
 	return o.answer(v, pl, now), err
 }
 
-// Poll implements Policy.
+// Poll implements Policy: from the visitor's POP's snapshot when the
+// visitor is spread over POPs and the snapshot may answer them, else from
+// the store.
 func (o *Ours) Poll(ctx context.Context, v *Visitor, now time.Time) (Answer, error) {
+	snap, err := o.fromSnapshot(ctx, v, now)
+	if err != nil || snap.Snapshot {
+		return snap, err
+	}
 	pl, err := o.Store.Poll(ctx, o.Room.Name, o.Room.Policy(now), store.Ticket{Number: v.Ticket, Epoch: v.Epoch}, now)
-	return o.answer(v, pl, now), err
+	a := o.answer(v, pl, now)
+	a.Calls += snap.Calls
+	a.Fills = snap.Fills
+	return a, err
+}
+
+// fromSnapshot is queue.Gate's fromSnapshot in the simulator: the answer
+// from v's POP's snapshot (Answer.Snapshot set), or none, with the call
+// that filled the snapshot on the way counted either way.
+func (o *Ours) fromSnapshot(ctx context.Context, v *Visitor, now time.Time) (Answer, error) {
+	room := o.Room.At(now)
+	if len(o.pops) == 0 || room.SnapshotTTL() <= 0 || !queue.SeenLately(room, v.Seen, now) {
+		return Answer{}, nil
+	}
+	snap, filled, err := o.pops[v.ID%len(o.pops)].get(now, room.SnapshotTTL(), func() (queue.Snapshot, error) {
+		l, err := o.Store.Stats(ctx, room.Name, room.Policy(now), now)
+		return queue.Snapshot{Line: l, At: now}, err
+	})
+	a := Answer{Held: -1}
+	if filled {
+		a.Calls, a.Fills = 1, 1
+	}
+	if err != nil {
+		return a, fmt.Errorf("snapshot fill: %w", err)
+	}
+	place, ok := queue.FromSnapshot(room, v.Ticket, v.Epoch, v.Seen, snap, now)
+	if ok {
+		a.Snapshot, a.Far, a.Next = true, true, place.PollEvery
+	}
+	return a, nil
 }
 
 func (o *Ours) answer(v *Visitor, pl store.Place, now time.Time) Answer {
 	v.Ticket, v.Epoch = pl.Ticket, pl.Line.Epoch
+	// The pass the gate signs after a store call carries when the store saw
+	// the ticket, in the whole seconds of its claims.
+	v.Seen = time.Unix(now.Unix(), 0)
 	a := Answer{Admitted: pl.Outcome == store.Admitted, Lost: pl.Outcome == store.Rejoined, Held: pl.Line.Active + pl.Line.Called, Calls: 1}
 	if a.Admitted {
 		v.Session, v.Renewed = pl.Session, now
 	} else {
 		a.Next = queue.PlaceOf(o.Room, pl, now).PollEvery
+		a.Far = o.far(pl, now)
 	}
 	return a
+}
+
+// far says whether the store's answer pl leaves its visitor far from the
+// front by the snapshot's own measure: queue.FromSnapshot would answer
+// them from a snapshot of that very line (at the room's snapshot TTL, or
+// the default one where the room has none), with or without POPs, so that
+// today's edge and the snapshot's are split alike.
+func (o *Ours) far(pl store.Place, now time.Time) bool {
+	room := o.Room.At(now)
+	if room.SnapshotTTL() <= 0 {
+		r := *room
+		r.SnapshotTTLMS = queue.DefaultSnapshotTTL
+		room = &r
+	}
+	_, ok := queue.FromSnapshot(room, pl.Ticket, pl.Line.Epoch, now, queue.Snapshot{Line: pl.Line, At: now}, now)
+	return ok
 }
 
 // Visit implements Policy: the pass in the cookie admits the visitor, and
