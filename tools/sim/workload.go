@@ -87,6 +87,10 @@ func Models(addrTwoCounter, addrGate string, cfg Config) (*TwoCounter, *Unordere
 			Inactivity: Inactivity, Refresh: cfg.Refresh}
 }
 
+// POPCounts are the numbers of POPs the snapshot of the line is measured
+// over: one, a region's worth, and a global network's.
+var POPCounts = []int{1, 10, 50}
+
 // FloodCrowd is the event bot floods are measured on (issue 10): 600
 // visitors, 300 of them in the first minute and the rest over the next ten,
 // with places for 100 at once (FloodRoom). The store is called one request
