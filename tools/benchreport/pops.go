@@ -98,8 +98,16 @@ func POPSection(res Results, p POPRun) string {
 			goal(r.FarCallsPerMinute() <= GoalFarPerMinute), fixed2(r.CallsPerAdmitted()), goal(r.CallsPerAdmitted() <= GoalPerAdmitted))
 	}
 	seen := p.QueueTimeout / 3
-	w("\nWhat bounds them: far from the front, a visitor's own store calls are the store's look at their ticket once a third of the queue timeout (%s), so that an abandoned ticket is still passed over: one poll in %d at a %s refresh, %.2f calls per visitor-minute whatever the POPs; each POP adds one fill per TTL, shared by the visitors it serves, so the fills' share grows with the POPs and shrinks with the crowd. A queue timeout of %s would halve the first. Per admitted visitor, the snapshot takes out most of the polls' calls; what remains is the join (one call), the admitted visitor's session renewals (one per heartbeat while they stay) and the departure beacon, which the snapshot does not touch.\n\n",
-		seen, int(seen/cfg.Refresh), cfg.Refresh, float64(time.Minute)/float64(seen), 2*p.QueueTimeout)
+	w("\nWhat bounds them: far from the front, a visitor's own store calls are the store's look at their ticket once a third of the queue timeout (%s), so that an abandoned ticket is still passed over: one poll in %d at a %s refresh, %.2f calls per visitor-minute for a visitor who waits long, whatever the POPs (here %s, as many waits are shorter); each POP adds one fill per TTL, shared by the visitors it serves, so the fills' share grows with the POPs and shrinks with the crowd. A queue timeout of %s would halve the first. ",
+		seen, int(seen/cfg.Refresh), cfg.Refresh, float64(time.Minute)/float64(seen), ownFar(p.Snapshots), 2*p.QueueTimeout)
+	others := ratioOf(float64(p.Today.TotalCalls()-p.Today.Calls["poll"]), float64(p.Today.Admitted))
+	w("Per admitted visitor, the snapshot takes out most of the polls' calls, not the others: here the joins come to %s store calls per admitted visitor, the admitted visitors' requests (a session renewal once a heartbeat while they stay) to %s and the departure beacons to %s, %s without a single poll",
+		fixed2(perAdmitted(p.Today, "join")), fixed2(perAdmitted(p.Today, "session")+perAdmitted(p.Today, "heartbeat")),
+		fixed2(perAdmitted(p.Today, "leave")), fixed2(others))
+	if others > GoalPerAdmitted {
+		w(": more than the goal on their own, so no snapshot of the line can reach it on this workload; the renewals are what a session costs to keep (see the heartbeat's section)")
+	}
+	w(".\n\n")
 	w("- **far from the front**: a poll answered \"wait\" covers the time to the next poll; it is far from the front when `queue.FromSnapshot` would answer its visitor from a snapshot of the line the store just answered with (today's edge is split the same way, at the default TTL), and for the models when the two-counter queue's cursor is more than two of its advances behind the position, or, in the unordered gate, whenever the visitor is still waiting (it has no order, so no front). The column divides those polls' store calls (their snapshot fills included) by those minutes.\n")
 	w("- **all polls**: every poll's store calls (those that let the visitor in included) ÷ all the minutes waited between polls. Joins are left out of both, as they are arrivals rather than waiting; they count per admitted visitor.\n")
 	w("- **peak store calls per second**: the most store calls made in one second of simulated time, by every kind of request: the load the database must take at the crowd's worst moment.\n")
@@ -113,6 +121,21 @@ var popMetrics = []metric{
 	{name: "store calls per visitor-minute waiting, all polls", value: func(r sim.Report) float64 { return r.WaitCallsPerMinute() }},
 	{name: "store calls per admitted visitor", value: func(r sim.Report) float64 { return r.CallsPerAdmitted() }},
 	{name: "peak store calls per second", value: func(r sim.Report) float64 { return float64(r.PeakCallsPerSecond) }},
+}
+
+// ownFar is the store calls about their own tickets (fills left out) per
+// visitor-minute far from the front, in each of runs.
+func ownFar(runs []sim.Report) string {
+	var out []string
+	for _, r := range runs {
+		out = append(out, fixed2(ratioOf(float64(r.FarCalls-r.FarFills), r.FarWaitMinutes)))
+	}
+	return strings.Join(out, ", ")
+}
+
+// perAdmitted is the store calls requests of kind made per visitor admitted.
+func perAdmitted(r sim.Report, kind string) float64 {
+	return ratioOf(float64(r.Calls[kind]), float64(r.Admitted))
 }
 
 func ratioOf(a, b float64) float64 {

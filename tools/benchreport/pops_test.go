@@ -29,7 +29,8 @@ func TestPOPSection(t *testing.T) {
 		"| peak store calls per second | edge waiting room, snapshot, 50 POPs | 0.13× | 0.07× | 0.13× |",
 		"- edge waiting room, snapshot, 1 POP: 0.40 far from the front (goal met), 4.00 per admitted visitor (goal met).",
 		"- edge waiting room, snapshot, 50 POPs: 0.80 far from the front (goal missed), 4.40 per admitted visitor (goal met).",
-		"once a third of the queue timeout (1m40s), so that an abandoned ticket is still passed over: one poll in 10 at a 10s refresh, 0.60 calls",
+		"once a third of the queue timeout (1m40s), so that an abandoned ticket is still passed over: one poll in 10 at a 10s refresh, 0.60 calls per visitor-minute for a visitor who waits long, whatever the POPs (here 0.30, 0.30, as many",
+		"here the joins come to 1.00 store calls per admitted visitor, the admitted visitors' requests (a session renewal once a heartbeat while they stay) to 0.00 and the departure beacons to 0.00, 1.00 without a single poll.\n",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the section lacks %q:\n%s", want, md)
