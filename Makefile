@@ -99,7 +99,7 @@ test-tinygo:
 
 test-tinygo-run: bin/main.tinygo.wasm $(WAZERO) tools/fastlycli/node_modules tools/pagetest/node_modules
 	$(TINYGO_TEST) ./...
-	cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm go test -count=1 -timeout 20m ./e2e ./load ./fastlyhost ./attack ./rules ./paneltest ./pagetest ./apitest ./logs ./contract
+	cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm go test -count=1 -timeout 20m ./e2e ./load ./fastlyhost ./devstack ./attack ./rules ./paneltest ./pagetest ./apitest ./logs ./contract
 
 # The Fastly Go SDK's own test suites (its integration_tests, end_to_end_tests and
 # the packages with a fastly.toml, from the module cache) against the local host, as
@@ -198,9 +198,11 @@ page-screenshots: bin/main.go.wasm tools/pagetest/node_modules
 bin/wrconfig: $(EDGE_SOURCES) $(wildcard tools/cmd/wrconfig/*.go) tools/go.mod
 	cd tools && go build -o ../bin/wrconfig ./cmd/wrconfig
 
+# POPS=2 runs two hosts, two POPs with their own caches, on 7676 and 7677.
+POPS ?= 1
 serve: build
 	cd tools && go build -o ../bin/serve ./cmd/serve
-	exec bin/serve -C fastly.toml -wasm bin/main.wasm
+	exec bin/serve -C fastly.toml -wasm bin/main.wasm -pops $(POPS)
 
 clean:
 	rm -rf bin pkg tools/compat/node_modules tools/fastlycli/node_modules tools/pagetest/node_modules

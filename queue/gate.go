@@ -168,15 +168,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 		}
 		refused = ended
 	case Ticket:
-		if d, ok := g.fromSnapshot(ctx, room, v, pass, policy, refused); ok {
-			return d
-		}
-		pl, err := g.Store.Poll(ctx, room.Name, policy, store.Ticket{Number: pass.Number, Epoch: pass.Epoch}, v.Now)
-		if err != nil {
-			return g.storeFailed(room, "poll failed", err)
-		}
-		return g.settle(room, v, pl, map[store.Outcome]string{
-			store.Waiting: "waiting", store.Admitted: "called", store.Rejoined: "place lost, rejoined"}, refused, joinedAt(pass.Joined, pl, v.Now), startAhead(pass.StartAhead, pl))
+		return g.poll(ctx, room, v, pass, policy, refused)
 	case Arrival:
 		if g.Joins != nil && v.Client != "" && room.JoinsPerIPPerMinute > 0 {
 			within, err := g.Joins.Join(room, v.Client)
@@ -199,45 +191,57 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 	return g.arrive(room, v, refused)
 }
 
-// fromSnapshot answers a waiting ticket from the POP's snapshot when
-// FromSnapshot may, with the pass it holds: no store call, no new pass. ok
-// is false when the store must be asked. A snapshot that cannot be filled
-// because the store failed answers as the poll would have, rather than
-// making a second call that would fail as slowly.
-func (g *Gate) fromSnapshot(ctx context.Context, room *Room, v Visitor, pass Pass, policy store.Policy, refused error) (Decision, bool) {
-	if g.Snapshots == nil || room.SnapshotTTL() <= 0 || !SeenLately(room, pass.Seen, v.Now) {
-		return Decision{}, false
+// poll answers a waiting ticket: from the POP's snapshot when FromSnapshot
+// may (no store call, no new pass), else from the store. A snapshot miss
+// is filled by this request's own poll, whose answer holds the line as
+// well as Stats would: a miss costs the poll that was due anyway. When
+// the POP's last fill failed, the store is taken to be down until the
+// snapshot's TTL, rather than asked again and waited out.
+func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, policy store.Policy, refused error) Decision {
+	var polled *store.Place
+	var err error
+	ask := func() (store.Place, error) {
+		var pl store.Place
+		pl, err = g.Store.Poll(ctx, room.Name, policy, store.Ticket{Number: pass.Number, Epoch: pass.Epoch}, v.Now)
+		polled = &pl
+		return pl, err
 	}
-	var fillErr error
-	snap, err := g.Snapshots.Get(room, func() (Snapshot, error) {
-		l, err := g.Store.Stats(ctx, room.Name, policy, v.Now)
-		fillErr = err
-		return Snapshot{Line: l, At: v.Now}, err
-	})
-	switch {
-	case fillErr != nil:
-		return g.storeFailed(room, "snapshot fill failed", fillErr), true
-	case errors.Is(err, store.ErrUnavailable):
-		return g.storeFailed(room, "store down (snapshot)", err), true
-	case err != nil:
-		if g.Logf != nil {
-			g.Logf("room %s: snapshot not used: %v", room.Name, err)
+	if g.Snapshots != nil && room.SnapshotTTL() > 0 && SeenLately(room, pass.Seen, v.Now) {
+		snap, serr := g.Snapshots.Get(room, func() (Snapshot, error) {
+			pl, err := ask()
+			return Snapshot{Line: pl.Line, At: v.Now}, err
+		})
+		switch {
+		case polled != nil:
+		case errors.Is(serr, store.ErrUnavailable):
+			return g.storeFailed(room, "store down (snapshot)", serr)
+		case serr != nil:
+			if g.Logf != nil {
+				g.Logf("room %s: snapshot not used: %v", room.Name, serr)
+			}
+		default:
+			if place, ok := FromSnapshot(room, pass.Number, pass.Epoch, pass.Seen, snap, v.Now); ok {
+				place.StartAhead = max(pass.StartAhead, place.Ahead)
+				joined := joinedAt(pass.Joined, store.Place{}, v.Now)
+				return Decision{Action: Wait, Why: "waiting, from the snapshot", Place: place, Waited: v.Now.Sub(joined), Err: refused}
+			}
 		}
-		return Decision{}, false
 	}
-	place, ok := FromSnapshot(room, pass.Number, pass.Epoch, pass.Seen, snap, v.Now)
-	if !ok {
-		return Decision{}, false
+	if polled == nil {
+		ask()
 	}
-	place.StartAhead = max(pass.StartAhead, place.Ahead)
-	joined := joinedAt(pass.Joined, store.Place{}, v.Now)
-	return Decision{Action: Wait, Why: "waiting, from the snapshot", Place: place, Waited: v.Now.Sub(joined), Err: refused}, true
+	if err != nil {
+		return g.storeFailed(room, "poll failed", err)
+	}
+	return g.settle(room, v, *polled, map[store.Outcome]string{
+		store.Waiting: "waiting", store.Admitted: "called", store.Rejoined: "place lost, rejoined"}, refused, joinedAt(pass.Joined, *polled, v.Now), startAhead(pass.StartAhead, *polled))
 }
 
 // SeenLately reports whether the store saw a ticket lately enough (at seen)
 // for its holder to be answered without it: within a third of the queue
-// timeout, so the store sees them at least twice more before it would
-// pass them over.
+// timeout, so the store sees a visitor who keeps polling again within a
+// third of the timeout and one refresh, well before it would pass them
+// over (the timeout is at least three refreshes).
 func SeenLately(room *Room, seen, now time.Time) bool {
 	return !seen.IsZero() && now.Sub(seen) < seconds(room.QueueTimeout)/3 && !seen.After(now.Add(time.Minute))
 }

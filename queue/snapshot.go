@@ -16,9 +16,10 @@ import (
 // their next two polls learns nothing from the store that the line's
 // counters do not already say. So the edge answers them from the snapshot
 // with no store call, and only visitors near the front, arrivals, claims
-// and sessions ask the store, as they always did. One store call per POP
-// and TTL fills the snapshot; it runs the room's admission step, as every
-// store call does.
+// and sessions ask the store, as they always did. The first poll in a POP
+// after the snapshot's TTL fills it with its own store call (the answer to
+// a poll holds the whole line), which runs the room's admission step as
+// every store call does: a snapshot costs no call of its own.
 //
 // What the snapshot cannot carry is the visitor's own "last seen", by which
 // the store passes over tickets whose holders left. The ticket pass carries

@@ -115,30 +115,24 @@ func TestSnapshotText(t *testing.T) {
 	}
 }
 
-// snapStore answers Poll and Stats with line (or Stats with statsErr),
-// counting each; any other store call is a mistake of the gate's.
+// snapStore answers Poll with line, or with pollErr, counting the calls;
+// any other store call is a mistake of the gate's.
 type snapStore struct {
 	store.Store
-	line         store.Line
-	statsErr     error
-	polls, stats int
+	line    store.Line
+	pollErr error
+	polls   int
 }
 
 func (s *snapStore) Poll(_ context.Context, _ string, _ store.Policy, t store.Ticket, _ time.Time) (store.Place, error) {
 	s.polls++
-	return store.Place{Ticket: t.Number, Outcome: store.Waiting, Line: s.line}, nil
+	return store.Place{Ticket: t.Number, Outcome: store.Waiting, Line: s.line}, s.pollErr
 }
 
-func (s *snapStore) Stats(context.Context, string, store.Policy, time.Time) (store.Line, error) {
-	s.stats++
-	return s.line, s.statsErr
-}
-
-// memSnapshots is one POP's snapshots: filled when older than the TTL.
+// memSnapshots is one POP's snapshots, filled when older than the TTL.
 type memSnapshots struct {
-	snap  *Snapshot
-	err   error
-	fills int
+	snap *Snapshot
+	err  error
 }
 
 func (m *memSnapshots) Get(room *Room, fill func() (Snapshot, error)) (Snapshot, error) {
@@ -147,7 +141,6 @@ func (m *memSnapshots) Get(room *Room, fill func() (Snapshot, error)) (Snapshot,
 	}
 	if m.snap == nil || now.Sub(m.snap.At) >= room.SnapshotTTL() {
 		s, err := fill()
-		m.fills++
 		if err != nil {
 			return Snapshot{}, err
 		}
@@ -160,6 +153,7 @@ func TestGateAnswersFarTicketsFromTheSnapshot(t *testing.T) {
 	ks, _ := ParseKeySet("new:" + key2)
 	room := snapRoom(t, "")
 	line := store.Line{Epoch: 7, Issued: 5000, Admitted: 1000, Recent: 600, RecentSince: now.Add(-time.Minute)}
+	fresh, stale := &Snapshot{Line: line, At: now.Add(-500 * time.Millisecond)}, &Snapshot{Line: line, At: now.Add(-time.Second)}
 	ticket := func(n int64, seen time.Time) string {
 		p, err := ks.Sign(Pass{Kind: Ticket, Room: "shop", Number: n, Epoch: 7, Joined: now.Add(-time.Hour), StartAhead: 4500,
 			Seen: seen, IssuedAt: seen, Expires: now.Add(time.Hour)})
@@ -168,35 +162,44 @@ func TestGateAnswersFarTicketsFromTheSnapshot(t *testing.T) {
 		}
 		return p
 	}
+	down := fmt.Errorf("%w: timeout", store.ErrUnavailable)
 	tests := []struct {
-		name         string
-		pass         string
-		snapErr      error
-		statsErr     error
-		action       Action
-		polls, stats int
-		newPass      bool
+		name    string
+		pass    string
+		snap    *Snapshot
+		snapErr error
+		pollErr error
+		action  Action
+		polls   int
+		filled  bool
 	}{
-		{"far: the snapshot answers", ticket(4000, now.Add(-time.Minute)), nil, nil, Wait, 0, 1, false},
-		{"near: the store answers", ticket(1100, now.Add(-time.Minute)), nil, nil, Wait, 1, 1, true},
-		{"not seen lately: the store answers", ticket(4000, now.Add(-10*time.Minute)), nil, nil, Wait, 1, 0, true},
-		{"the cache failed: the store answers", ticket(4000, now.Add(-time.Minute)), errors.New("cache broke"), nil, Wait, 1, 0, true},
-		{"the POP's last fill failed: busy, no call", ticket(4000, now.Add(-time.Minute)), fmt.Errorf("%w: marker", store.ErrUnavailable), nil, Busy, 0, 0, false},
-		{"the fill fails: busy, no second call", ticket(4000, now.Add(-time.Minute)), nil, fmt.Errorf("%w: timeout", store.ErrUnavailable), Busy, 0, 1, false},
+		{"far: the snapshot answers", ticket(4000, now.Add(-time.Minute)), fresh, nil, nil, Wait, 0, false},
+		{"far, the snapshot stale: the visitor's own poll answers and fills it", ticket(4000, now.Add(-time.Minute)), stale, nil, nil, Wait, 1, true},
+		{"far, no snapshot yet: likewise", ticket(4000, now.Add(-time.Minute)), nil, nil, nil, Wait, 1, true},
+		{"near: the store answers", ticket(1100, now.Add(-time.Minute)), fresh, nil, nil, Wait, 1, false},
+		{"not seen lately: the store answers", ticket(4000, now.Add(-10*time.Minute)), fresh, nil, nil, Wait, 1, false},
+		{"the cache failed: the store answers", ticket(4000, now.Add(-time.Minute)), nil, errors.New("cache broke"), nil, Wait, 1, false},
+		{"the POP's last fill failed: busy, no call", ticket(4000, now.Add(-time.Minute)), nil, fmt.Errorf("%w: marker", store.ErrUnavailable), nil, Busy, 0, false},
+		{"the filling poll fails: busy, no second call", ticket(4000, now.Add(-time.Minute)), stale, nil, down, Busy, 1, false},
 	}
 	for _, tc := range tests {
-		st := &snapStore{line: line, statsErr: tc.statsErr}
-		g := &Gate{Store: st, Keys: ks, Snapshots: &memSnapshots{err: tc.snapErr}, Logf: t.Logf}
+		st := &snapStore{line: line, pollErr: tc.pollErr}
+		snaps := &memSnapshots{snap: tc.snap, err: tc.snapErr}
+		g := &Gate{Store: st, Keys: ks, Snapshots: snaps, Logf: t.Logf}
 		d := g.Decide(context.Background(), room, Visitor{Passes: []string{tc.pass}, Now: now})
-		if d.Action != tc.action || st.polls != tc.polls || st.stats != tc.stats || (d.Pass != "") != tc.newPass {
-			t.Errorf("%s: %v (%s) after %d polls and %d stats calls, new pass %v; want %v after %d and %d, new pass %v",
-				tc.name, d.Action, d.Why, st.polls, st.stats, d.Pass != "", tc.action, tc.polls, tc.stats, tc.newPass)
+		newPass := tc.action == Wait && tc.polls == 1
+		if d.Action != tc.action || st.polls != tc.polls || (d.Pass != "") != newPass {
+			t.Errorf("%s: %v (%s) after %d polls, new pass %v; want %v after %d, new pass %v",
+				tc.name, d.Action, d.Why, st.polls, d.Pass != "", tc.action, tc.polls, newPass)
 			continue
+		}
+		if filled := snaps.snap != tc.snap; filled != tc.filled || filled && !snaps.snap.At.Equal(now) {
+			t.Errorf("%s: snapshot filled %v (%+v), want %v", tc.name, filled, snaps.snap, tc.filled)
 		}
 		if tc.action == Wait && (d.Place.StartAhead != 4500 || d.Waited != time.Hour) {
 			t.Errorf("%s: starts from %d having waited %v, want 4500 and 1h", tc.name, d.Place.StartAhead, d.Waited)
 		}
-		if tc.newPass {
+		if newPass {
 			p, err := ks.Verify("shop", d.Pass, now)
 			if err != nil || !p.Seen.Equal(now) {
 				t.Errorf("%s: the store's answer's pass says seen %v (%v), want now", tc.name, p.Seen, err)

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,6 +52,35 @@ type Options struct {
 	LogEndpoints io.Writer
 	// Adjust, when set, may change the manifest before the host starts.
 	Adjust func(*fastlyhost.Manifest)
+	// POPs names the points of presence to run: a host each, its own
+	// cache and FASTLY_POP, all in front of the one Upstash stand-in and
+	// origin, with one manifest. POPs[i] listens on Addr's port plus i
+	// (each on a free port when Addr's is 0). Empty: one host, POP XXX.
+	POPs []string
+}
+
+// POP is one running host, one point of presence.
+type POP struct {
+	Name string
+	URL  string
+	Host *fastlyhost.Host
+}
+
+// popCodes name the POPs POPNames hands out: real Fastly POPs, for
+// logs that read like the platform's.
+var popCodes = []string{"FRA", "LHR", "AMS", "CDG", "IAD", "SJC", "NRT", "SYD"}
+
+// POPNames returns n POP names: FRA, LHR, AMS... then P9, P10...
+func POPNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		if i < len(popCodes) {
+			names[i] = popCodes[i]
+		} else {
+			names[i] = fmt.Sprintf("P%d", i+1)
+		}
+	}
+	return names
 }
 
 // Stack is a running local stack.
@@ -62,9 +92,12 @@ type Stack struct {
 	// Upstash is the REST stand-in, for fault injection and counters.
 	Upstash  *upstashdev.Server
 	Manifest *fastlyhost.Manifest
-	Host     *fastlyhost.Host
-	closers  []func()
-	token    string
+	// Host and HostURL are the first POP's.
+	Host *fastlyhost.Host
+	// POPs are the running hosts, in the order of Options.POPs.
+	POPs    []POP
+	closers []func()
+	token   string
 }
 
 // Store is a client of the stack's Upstash stand-in with the service's
@@ -188,15 +221,45 @@ func (s *Stack) start(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("%w (run make build)", err)
 	}
-	s.Host, err = fastlyhost.New(ctx, wasm, m, fastlyhost.Options{CacheDir: o.CacheDir, Timeout: o.Timeout, Log: o.Log, LogEndpoints: o.LogEndpoints})
-	if err != nil {
-		return err
+	pops := o.POPs
+	if len(pops) == 0 {
+		pops = []string{""}
 	}
-	s.closers = append(s.closers, func() { s.Host.Close(context.Background()) })
-	if s.HostURL, err = s.serve(o.Addr, s.Host); err != nil {
-		return fmt.Errorf("host: %w", err)
+	for i, name := range pops {
+		addr, err := popAddr(o.Addr, i)
+		if err != nil {
+			return err
+		}
+		host, err := fastlyhost.New(ctx, wasm, m, fastlyhost.Options{CacheDir: o.CacheDir, Timeout: o.Timeout, Log: o.Log, LogEndpoints: o.LogEndpoints, POP: name})
+		if err != nil {
+			return err
+		}
+		s.closers = append(s.closers, func() { host.Close(context.Background()) })
+		u, err := s.serve(addr, host)
+		if err != nil {
+			return fmt.Errorf("host %s: %w", name, err)
+		}
+		s.POPs = append(s.POPs, POP{Name: name, URL: u, Host: host})
 	}
+	s.Host, s.HostURL = s.POPs[0].Host, s.POPs[0].URL
 	return nil
+}
+
+// popAddr is where the i-th POP listens: addr with its port plus i, or a
+// free port when addr's is 0.
+func popAddr(addr string, i int) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("host address %q: %w", addr, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p+i > 65535 {
+		return "", fmt.Errorf("host address %q: the port is not a number with room for %d POPs", addr, i+1)
+	}
+	if p == 0 {
+		return addr, nil
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p+i)), nil
 }
 
 // serve listens on addr and serves h until Close.

@@ -14,7 +14,9 @@ import (
 // digest did, NOSCRIPT then EVAL) fails here, not only in a benchmark.
 func TestStoreCallsPerRequestKind(t *testing.T) {
 	t.Parallel()
-	e := start(t, loadTimeout)
+	// The snapshot lives 10 s, so that the far visitor's two polls below
+	// fall within one however slow the machine.
+	e := startRoom(t, loadTimeout, strings.Replace(room, `"queue_timeout":300`, `"queue_timeout":300,"joins_per_ip_per_minute":0,"snapshot_ttl_ms":10000`, 1))
 	(&visitor{e: e}).get("/") // takes the burst
 	v := &visitor{e: e}
 	origin := func(a answer) bool { return strings.Contains(a.body, "You reached the origin") }
@@ -59,6 +61,19 @@ func TestStoreCallsPerRequestKind(t *testing.T) {
 		{"heartbeat script's ping, heartbeat due", func() bool { age(); return kept(v.ping()) && v.cookie != before }, 1},
 		{"heartbeat script's ping without a pass", func() bool { return len((&visitor{e: e}).ping().Rooms) == 0 }, 0},
 		{"bypass path", func() bool { return (&visitor{e: e}).get("/static/x.js").status == 200 }, 0},
+		{"poll far from the front (the POP's snapshot fresh)", func() bool {
+			// 60 join behind: the last is far beyond the fast-poll zone,
+			// the burst and two refreshes of the admissions seen.
+			var far *visitor
+			for range 60 {
+				far = &visitor{e: e}
+				far.get("/")
+			}
+			far.get("/") // fills the snapshot if it is older than its TTL
+			e.restCalls()
+			before = far.cookie
+			return waiting(far.get("/")) && far.cookie == before
+		}, 0},
 	}
 	for _, k := range kinds {
 		e.restCalls()

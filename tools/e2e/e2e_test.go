@@ -58,10 +58,11 @@ func startRoom(t testing.TB, timeout time.Duration, room string) *env {
 // startStack starts the stack with room as the shop room's definition and
 // the store timeout, then lets adjust (if not nil) change the manifest
 // further. The env's keys are nil when adjust broke the key set.
-func startStack(t testing.TB, timeout time.Duration, room string, adjust func(*fastlyhost.Manifest)) *env {
+func startStack(t testing.TB, timeout time.Duration, room string, adjust func(*fastlyhost.Manifest), pops ...string) *env {
 	t.Helper()
 	logs := &devstack.LogBuffer{}
 	o := devstack.ForTest(logs, 20*time.Second)
+	o.POPs = pops
 	o.Adjust = func(m *fastlyhost.Manifest) {
 		devstack.SetRooms(m, timeout, [2]string{"shop", room})
 		if adjust != nil {
@@ -90,6 +91,7 @@ var client = &http.Client{
 type visitor struct {
 	e      *env
 	cookie string
+	pop    string // the URL of the POP the visitor reaches; empty: the first
 }
 
 type answer struct {
@@ -127,7 +129,11 @@ func (v *visitor) do(method, path string, body io.Reader, header ...string) answ
 
 func (v *visitor) do1(method, path string, body io.Reader, header ...string) answer {
 	v.e.t.Helper()
-	req, err := http.NewRequest(method, v.e.stack.HostURL+path, body)
+	base := v.e.stack.HostURL
+	if v.pop != "" {
+		base = v.pop
+	}
+	req, err := http.NewRequest(method, base+path, body)
 	if err != nil {
 		v.e.t.Fatal(err)
 	}

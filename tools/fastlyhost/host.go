@@ -57,6 +57,10 @@ type Options struct {
 	// items. Default time.Now; a test passes its own to let minutes pass
 	// at once. The guest's own clock (WASI) is always the real one.
 	Clock func() time.Time
+	// POP names the point of presence the host plays, which the guest
+	// reads in FASTLY_POP; default Viceroy's XXX. Each Host is its own
+	// POP, with its own cache (cache.go).
+	POP string
 }
 
 // Host serves HTTP by running the guest once per request.
@@ -91,6 +95,7 @@ type Host struct {
 	sharedMu sync.Mutex
 	shared   map[string]any   // see shared in handles.go
 	clock    func() time.Time // Options.Clock
+	pop      string           // Options.POP
 
 	// endpoints is Options.LogEndpoints, one entry at a time.
 	endpointsMu sync.Mutex
@@ -130,7 +135,7 @@ func New(ctx context.Context, wasm []byte, m *Manifest, o Options) (*Host, error
 		o.Log.Printf("fastlyhost: %s is accepted, as Viceroy accepts it, but not implemented here", setting)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
-	h := &Host{rt: rt, manifest: m, log: o.Log, endpoints: o.LogEndpoints, timeout: o.Timeout, closing: make(chan struct{}), clock: o.Clock,
+	h := &Host{rt: rt, manifest: m, log: o.Log, endpoints: o.LogEndpoints, timeout: o.Timeout, closing: make(chan struct{}), clock: o.Clock, pop: o.POP,
 		client: &http.Client{
 			Transport:     &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: false},
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -315,6 +320,9 @@ func (h *Host) instantiate(sb *sandbox, argv []string, stdout, stderr io.Writer)
 		WithRandSource(rand.Reader)
 	for _, kv := range viceroyEnv {
 		cfg = cfg.WithEnv(kv[0], kv[1])
+	}
+	if h.pop != "" {
+		cfg = cfg.WithEnv("FASTLY_POP", h.pop)
 	}
 	// Trace IDs count up from 0 rather than being random, as Viceroy's do,
 	// for ease of testing.

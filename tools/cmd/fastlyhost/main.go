@@ -57,6 +57,7 @@ func main() {
 // options are what the command line asks for.
 type options struct {
 	manifest, addr, wasm, cacheDir string
+	pop                            string
 	timeout                        time.Duration
 	verbosity                      int
 	version                        bool
@@ -109,6 +110,7 @@ func parseArgs(args []string) (options, error) {
 	fs.Var((*count)(&o.verbosity), "v", "Viceroy's verbosity (-v, -vv, -vvv); accepted, and changes nothing: the host's log has no levels")
 	fs.StringVar(&o.cacheDir, "cache-dir", defaultCacheDir(), "directory for compiled code (empty: none)")
 	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "how long one request's instance may run")
+	fs.StringVar(&o.pop, "pop", "", "the POP this host plays (FASTLY_POP), with its own cache; default Viceroy's XXX")
 
 	if len(args) > 0 {
 		switch args[0] {
@@ -162,7 +164,7 @@ func parseArgs(args []string) (options, error) {
 }
 
 // valueFlags are the flags that take their value as the next argument.
-var valueFlags = map[string]bool{"C": true, "config": true, "addr": true, "cache-dir": true, "timeout": true, "profile": true}
+var valueFlags = map[string]bool{"C": true, "config": true, "addr": true, "cache-dir": true, "timeout": true, "pop": true, "profile": true}
 
 // splitAtModule splits a run command line into the flags before the module
 // and the module with its arguments.
@@ -276,7 +278,7 @@ func runOnce(o options) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	host, err := fastlyhost.New(ctx, wasm, m, fastlyhost.Options{CacheDir: o.cacheDir})
+	host, err := fastlyhost.New(ctx, wasm, m, fastlyhost.Options{CacheDir: o.cacheDir, POP: o.pop})
 	if err != nil {
 		log.Printf("fastlyhost: %v", err)
 		return 1
@@ -303,7 +305,7 @@ func serve(o options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	host, err := fastlyhost.New(ctx, wasm, m, fastlyhost.Options{CacheDir: o.cacheDir, Timeout: o.timeout})
+	host, err := fastlyhost.New(ctx, wasm, m, fastlyhost.Options{CacheDir: o.cacheDir, Timeout: o.timeout, POP: o.pop})
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,7 @@ func TestViceroyCommandLine(t *testing.T) {
 		{"serve subcommand, long flags, -vv after the wasm",
 			[]string{"serve", "--config=f.toml", "x.wasm", "-vv", "--addr=[::1]:7676"},
 			options{manifest: "f.toml", addr: "[::1]:7676", wasm: "x.wasm", verbosity: 2}, ""},
+		{"-pop after the wasm", []string{"x.wasm", "-pop", "FRA"}, options{manifest: "fastly.toml", addr: "127.0.0.1:7676", wasm: "x.wasm", pop: "FRA"}, ""},
 		{"-vvv", []string{"-vvv", "x.wasm"}, options{manifest: "fastly.toml", addr: "127.0.0.1:7676", wasm: "x.wasm", verbosity: 3}, ""},
 		{"--version", []string{"--version"}, options{manifest: "fastly.toml", addr: "127.0.0.1:7676", wasm: "bin/main.wasm", version: true}, ""},
 	}

@@ -1,6 +1,7 @@
 // Command serve runs the waiting room locally in front of a demo origin:
 // Redis, the Upstash REST stand-in, the origin, and bin/main.wasm in the
-// local Compute host on http://127.0.0.1:7676. Ctrl-C stops everything.
+// local Compute host on http://127.0.0.1:7676; with -pops N, N hosts, each
+// its own POP with its own cache, on 7676, 7677... Ctrl-C stops everything.
 package main
 
 import (
@@ -24,7 +25,11 @@ func main() {
 	upstashAddr := flag.String("upstash-addr", "127.0.0.1:8079", "where the Upstash REST stand-in listens")
 	originAddr := flag.String("origin-addr", "127.0.0.1:8080", "where the demo origin listens")
 	embedded := flag.Bool("embedded-redis", false, "use the in-process Redis even when redis-server is installed")
+	pops := flag.Int("pops", 1, "how many POPs to run: a host each, on -addr's port and the ones after it")
 	flag.Parse()
+	if *pops < 1 {
+		log.Fatalf("serve: -pops %d: run at least one POP", *pops)
+	}
 	cache, _ := os.UserCacheDir()
 	if cache != "" {
 		cache = filepath.Join(cache, "waitingroom-fastlyhost")
@@ -35,7 +40,7 @@ func main() {
 	st, err := devstack.Start(ctx, devstack.Options{
 		Manifest: *manifest, Wasm: *wasm, Addr: *addr,
 		UpstashAddr: *upstashAddr, OriginAddr: *originAddr,
-		EmbeddedRedis: *embedded, CacheDir: cache,
+		EmbeddedRedis: *embedded, CacheDir: cache, POPs: devstack.POPNames(*pops),
 	})
 	if err != nil {
 		log.Fatalf("serve: %v", err)
@@ -54,7 +59,9 @@ func main() {
 	log.Printf("redis:          %s (%s)", st.RedisAddr, st.RedisKind)
 	log.Printf("upstash (REST): %s", st.UpstashURL)
 	log.Printf("demo origin:    %s", st.OriginURL)
-	log.Printf("waiting room:   %s/", st.HostURL)
+	for _, pop := range st.POPs {
+		log.Printf("waiting room:   %s/  (POP %s)", pop.URL, pop.Name)
+	}
 	log.Printf("admin panel:    %s%s  (any user name, password %q: development only)", st.HostURL, adminPath, password)
 	log.Printf("admin API:      %s%s  (Authorization: Bearer %s: development only)", st.HostURL, apiPath, apiToken)
 	log.Printf("press Ctrl-C to stop")
