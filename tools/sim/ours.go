@@ -20,11 +20,8 @@ import (
 //
 // Spread over POPs (NewOursPOPs), each POP keeps its own snapshot of the
 // line, as the edge keeps one in each POP's cache, and a poll goes through
-// it as queue.Gate's does: a visitor the store saw lately (queue.SeenLately)
-// gets the POP's snapshot, filled by one Store.Stats call when it is older
-// than the room's SnapshotTTL (concurrent polls in the POP wait for that
-// one fill), and is answered from it when queue.FromSnapshot says so, with
-// no call about their ticket; any other poll asks the store, as today.
+// it as queue.Gate's does (see Poll); concurrent polls in a POP wait for
+// the one that fills it.
 type Ours struct {
 	Store *store.Upstash
 	Room  *queue.Room
@@ -79,45 +76,39 @@ func (o *Ours) Join(ctx context.Context, v *Visitor, now time.Time) (Answer, err
 	return o.answer(v, pl, now), err
 }
 
-// Poll implements Policy: from the visitor's POP's snapshot when the
-// visitor is spread over POPs and the snapshot may answer them, else from
-// the store.
+// Poll implements Policy as queue.Gate's poll does: a visitor spread over
+// POPs whom the store saw lately is answered from their POP's snapshot
+// when it is fresh and queue.FromSnapshot may; a stale snapshot is filled
+// by the visitor's own poll, whose answer holds the line, so a fill costs
+// no call of its own; any other poll asks the store, as today.
 func (o *Ours) Poll(ctx context.Context, v *Visitor, now time.Time) (Answer, error) {
-	snap, err := o.fromSnapshot(ctx, v, now)
-	if err != nil || snap.Snapshot {
-		return snap, err
-	}
-	pl, err := o.Store.Poll(ctx, o.Room.Name, o.Room.Policy(now), store.Ticket{Number: v.Ticket, Epoch: v.Epoch}, now)
-	a := o.answer(v, pl, now)
-	a.Calls += snap.Calls
-	a.Fills = snap.Fills
-	return a, err
-}
-
-// fromSnapshot is queue.Gate's fromSnapshot in the simulator: the answer
-// from v's POP's snapshot (Answer.Snapshot set), or none, with the call
-// that filled the snapshot on the way counted either way.
-func (o *Ours) fromSnapshot(ctx context.Context, v *Visitor, now time.Time) (Answer, error) {
 	room := o.Room.At(now)
-	if len(o.pops) == 0 || room.SnapshotTTL() <= 0 || !queue.SeenLately(room, v.Seen, now) {
-		return Answer{}, nil
+	var polled *store.Place
+	ask := func() (store.Place, error) {
+		pl, err := o.Store.Poll(ctx, room.Name, room.Policy(now), store.Ticket{Number: v.Ticket, Epoch: v.Epoch}, now)
+		polled = &pl
+		return pl, err
 	}
-	snap, filled, err := o.pops[v.ID%len(o.pops)].get(now, room.SnapshotTTL(), func() (queue.Snapshot, error) {
-		l, err := o.Store.Stats(ctx, room.Name, room.Policy(now), now)
-		return queue.Snapshot{Line: l, At: now}, err
-	})
-	a := Answer{Held: -1}
+	var err error
+	filled := false
+	if len(o.pops) > 0 && room.SnapshotTTL() > 0 && queue.SeenLately(room, v.Seen, now) {
+		var snap queue.Snapshot
+		snap, filled, err = o.pops[v.ID%len(o.pops)].get(now, room.SnapshotTTL(), func() (queue.Snapshot, error) {
+			pl, err := ask()
+			return queue.Snapshot{Line: pl.Line, At: now}, err
+		})
+		if place, ok := queue.FromSnapshot(room, v.Ticket, v.Epoch, v.Seen, snap, now); polled == nil && ok {
+			return Answer{Snapshot: true, Far: true, Next: place.PollEvery, Held: -1}, nil
+		}
+	}
+	if polled == nil {
+		_, err = ask()
+	}
+	a := o.answer(v, *polled, now)
 	if filled {
-		a.Calls, a.Fills = 1, 1
+		a.Fills = 1
 	}
-	if err != nil {
-		return a, fmt.Errorf("snapshot fill: %w", err)
-	}
-	place, ok := queue.FromSnapshot(room, v.Ticket, v.Epoch, v.Seen, snap, now)
-	if ok {
-		a.Snapshot, a.Far, a.Next = true, true, place.PollEvery
-	}
-	return a, nil
+	return a, err
 }
 
 func (o *Ours) answer(v *Visitor, pl store.Place, now time.Time) Answer {

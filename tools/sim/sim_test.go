@@ -230,13 +230,14 @@ func TestSnapshotPOPs(t *testing.T) {
 			if most := pops * int(rep.Duration/room.SnapshotTTL()+1); rep.Fills > most || rep.Fills == 0 {
 				t.Errorf("%d snapshot fills in %v over %d POPs, want 1 to %d", rep.Fills, rep.Duration, pops, most)
 			}
-			// Far from the front, a visitor's own calls are the store's
-			// look at their ticket once per queue_timeout/3 (100 s: one
-			// poll in ten); the fills are the POP's, shared by its
-			// visitors, and so cost less the more visitors a POP has.
+			// Far from the front, the calls that do not fill the POP's
+			// snapshot are the store's look at a ticket once per
+			// queue_timeout/3 (100 s: one poll in ten at most); the fills
+			// are the POP's, shared by its visitors, and so cost less the
+			// more visitors a POP has.
 			own := perMinute(rep.FarCalls-rep.FarFills, rep.FarWaitMinutes)
-			if own > 0.61 || own < 0.5 {
-				t.Errorf("%.3f store calls about their own tickets per visitor-minute far from the front, want 0.6 (today %.2f)", own, today.FarCallsPerMinute())
+			if own > 0.61 || own == 0 {
+				t.Errorf("%.3f store calls per visitor-minute far from the front besides fills, want up to 0.6 (today %.2f)", own, today.FarCallsPerMinute())
 			}
 			if pops == 1 && rep.FarCallsPerMinute() >= 1 {
 				t.Errorf("%.2f store calls per visitor-minute far from the front in one POP, want under 1", rep.FarCallsPerMinute())
