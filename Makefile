@@ -171,7 +171,7 @@ bench-heartbeat:
 # visitor-minute waiting, per admitted visitor and at the peak, today's edge against
 # the snapshot over 1, 10 and 50 POPs and the two models): played again and
 # rewritten in place. make bench writes the 100,000-visitor section and keeps the
-# 1,000,000-visitor one, which only bench-pops-large plays (bench-pops took 18 minutes
+# 1,000,000-visitor one, which only bench-pops-large plays (bench-pops took 11 minutes
 # on 2 cores; at ten times the visitors each run takes several times as long).
 bench-pops:
 	cd tools && go run ./cmd/bench -pops-only -out ../$(BENCH_OUT) -command "make bench-pops"
