@@ -74,7 +74,7 @@ func FromSnapshot(room *Room, ticket, epoch int64, seen time.Time, snap Snapshot
 		return Place{}, false
 	case room.Event() != nil || l.Event.Phase != store.NotEntered:
 		return Place{}, false
-	case !seenLately(room, seen, now):
+	case !SeenLately(room, seen, now):
 		return Place{}, false
 	case age < -time.Second || age > 2*ttl:
 		return Place{}, false

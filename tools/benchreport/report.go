@@ -156,6 +156,9 @@ type Results struct {
 	Heartbeats        []Heartbeat
 	HeartbeatWorkload sim.Config
 	HeartbeatTook     time.Duration
+	// POPs are the flash crowd's costs with the snapshot of the line per
+	// POP, one run per workload size.
+	POPs []POPRun
 }
 
 // Markdown renders BENCHMARKS.md.
@@ -221,6 +224,9 @@ func Markdown(res Results) string {
 	}
 	if len(res.Heartbeats) > 0 {
 		w("\n%s", HeartbeatSection(res))
+	}
+	for _, p := range res.POPs {
+		w("\n%s", POPSection(res, p))
 	}
 
 	endToEnd(w, res)

@@ -67,6 +67,8 @@ func (c *TwoCounter) ask(v *Visitor, now time.Time) (Answer, error) {
 		a.Admitted = err == nil
 		return a, err
 	}
+	// Far: the cursor's next two advances would not reach the position.
+	a.Far = v.Ticket-cursor > 2*int64(c.Quantity)
 	period := "tc:auto:" + strconv.FormatInt(now.UnixNano()/int64(c.Period), 10)
 	n, err := do(c.Redis, "INCR", period)
 	a.Calls++
@@ -172,10 +174,11 @@ func (g *UnorderedGate) Join(ctx context.Context, v *Visitor, now time.Time) (An
 	return g.Poll(ctx, v, now)
 }
 
-// Poll implements Policy.
+// Poll implements Policy. Without an order, no visitor left waiting is
+// nearer the front than another: all count as far from it.
 func (g *UnorderedGate) Poll(ctx context.Context, v *Visitor, now time.Time) (Answer, error) {
 	in, held, err := g.run(v, now, "enter")
-	return Answer{Admitted: in, Held: held, Next: g.Refresh, Calls: 1}, err
+	return Answer{Admitted: in, Far: !in, Held: held, Next: g.Refresh, Calls: 1}, err
 }
 
 // Visit implements Policy.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
@@ -16,15 +17,57 @@ import (
 // its script, with the room's poll intervals and heartbeat as the edge uses
 // them. A join, a poll and a heartbeat renewal are one call each; an
 // admitted visitor's other requests make none.
+//
+// Spread over POPs (NewOursPOPs), each POP keeps its own snapshot of the
+// line, as the edge keeps one in each POP's cache, and a poll goes through
+// it as queue.Gate's does (see Poll); concurrent polls in a POP wait for
+// the one that fills it.
 type Ours struct {
 	Store *store.Upstash
 	Room  *queue.Room
 	// Redis is the Redis behind Store, read for the per-minute counts.
 	Redis *resp.Pool
+	// pops are the POPs' snapshots; none is today's edge, whose every
+	// poll asks the store.
+	pops []*pop
+}
+
+// pop is one POP's cache of the room's snapshot.
+type pop struct {
+	mu     sync.Mutex
+	snap   queue.Snapshot
+	filled bool
+}
+
+// get is the POP's snapshot at now, filled by fill when the POP has none
+// younger than ttl. The lock held over the fill collapses the POP's
+// concurrent misses into one, as the cache's GetOrSet does; a failed fill
+// leaves the POP without a snapshot.
+func (p *pop) get(now time.Time, ttl time.Duration, fill func() (queue.Snapshot, error)) (snap queue.Snapshot, filled bool, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.filled && now.Sub(p.snap.At) < ttl {
+		return p.snap, false, nil
+	}
+	s, err := fill()
+	if err != nil {
+		p.filled = false
+		return s, true, err
+	}
+	p.snap, p.filled = s, true
+	return s, true, nil
 }
 
 // Name implements Policy.
-func (o *Ours) Name() string { return "edge waiting room" }
+func (o *Ours) Name() string {
+	switch len(o.pops) {
+	case 0:
+		return "edge waiting room"
+	case 1:
+		return "edge waiting room, snapshot, 1 POP"
+	}
+	return fmt.Sprintf("edge waiting room, snapshot, %d POPs", len(o.pops))
+}
 
 // Join implements Policy. The visitor's own id is their arrival id; the
 // store names the session when they are admitted.
@@ -33,21 +76,70 @@ func (o *Ours) Join(ctx context.Context, v *Visitor, now time.Time) (Answer, err
 	return o.answer(v, pl, now), err
 }
 
-// Poll implements Policy.
+// Poll implements Policy as queue.Gate's poll does: a visitor spread over
+// POPs whom the store saw lately is answered from their POP's snapshot
+// when it is fresh and queue.FromSnapshot may; a stale snapshot is filled
+// by the visitor's own poll, whose answer holds the line, so a fill costs
+// no call of its own; any other poll asks the store, as today.
 func (o *Ours) Poll(ctx context.Context, v *Visitor, now time.Time) (Answer, error) {
-	pl, err := o.Store.Poll(ctx, o.Room.Name, o.Room.Policy(now), store.Ticket{Number: v.Ticket, Epoch: v.Epoch}, now)
-	return o.answer(v, pl, now), err
+	room := o.Room.At(now)
+	var polled *store.Place
+	ask := func() (store.Place, error) {
+		pl, err := o.Store.Poll(ctx, room.Name, room.Policy(now), store.Ticket{Number: v.Ticket, Epoch: v.Epoch}, now)
+		polled = &pl
+		return pl, err
+	}
+	var err error
+	filled := false
+	if len(o.pops) > 0 && room.SnapshotTTL() > 0 && queue.SeenLately(room, v.Seen, now) {
+		var snap queue.Snapshot
+		snap, filled, err = o.pops[v.ID%len(o.pops)].get(now, room.SnapshotTTL(), func() (queue.Snapshot, error) {
+			pl, err := ask()
+			return queue.Snapshot{Line: pl.Line, At: now}, err
+		})
+		if place, ok := queue.FromSnapshot(room, v.Ticket, v.Epoch, v.Seen, snap, now); polled == nil && ok {
+			return Answer{Snapshot: true, Far: true, Next: place.PollEvery, Held: -1}, nil
+		}
+	}
+	if polled == nil {
+		_, err = ask()
+	}
+	a := o.answer(v, *polled, now)
+	if filled {
+		a.Fills = 1
+	}
+	return a, err
 }
 
 func (o *Ours) answer(v *Visitor, pl store.Place, now time.Time) Answer {
 	v.Ticket, v.Epoch = pl.Ticket, pl.Line.Epoch
+	// The pass the gate signs after a store call carries when the store saw
+	// the ticket, in the whole seconds of its claims.
+	v.Seen = time.Unix(now.Unix(), 0)
 	a := Answer{Admitted: pl.Outcome == store.Admitted, Lost: pl.Outcome == store.Rejoined, Held: pl.Line.Active + pl.Line.Called, Calls: 1}
 	if a.Admitted {
 		v.Session, v.Renewed = pl.Session, now
 	} else {
 		a.Next = queue.PlaceOf(o.Room, pl, now).PollEvery
+		a.Far = o.far(pl, now)
 	}
 	return a
+}
+
+// far says whether the store's answer pl leaves its visitor far from the
+// front by the snapshot's own measure: queue.FromSnapshot would answer
+// them from a snapshot of that very line (at the room's snapshot TTL, or
+// the default one where the room has none), with or without POPs, so that
+// today's edge and the snapshot's are split alike.
+func (o *Ours) far(pl store.Place, now time.Time) bool {
+	room := o.Room.At(now)
+	if room.SnapshotTTL() <= 0 {
+		r := *room
+		r.SnapshotTTLMS = queue.DefaultSnapshotTTL
+		room = &r
+	}
+	_, ok := queue.FromSnapshot(room, pl.Ticket, pl.Line.Epoch, now, queue.Snapshot{Line: pl.Line, At: now}, now)
+	return ok
 }
 
 // Visit implements Policy: the pass in the cookie admits the visitor, and

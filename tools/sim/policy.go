@@ -40,6 +40,15 @@ type Answer struct {
 	// when the answer does not say.
 	Held  int64
 	Calls int
+	// Far says a waiting visitor is far from the front: by the policy's
+	// own measure, they would not be let in within the next two refreshes'
+	// worth of admissions (see Ours.far and the models').
+	Far bool
+	// Snapshot says the answer came from the POP's snapshot of the line
+	// rather than from a store call about the visitor's ticket; Fills is
+	// how many of Calls filled the snapshot.
+	Snapshot bool
+	Fills    int
 }
 
 // Visitor is one simulated person. Policies keep their state for the
@@ -52,6 +61,9 @@ type Visitor struct {
 	Ticket, Epoch int64
 	// Renewed is when the policy last renewed the visitor's session.
 	Renewed time.Time
+	// Seen is when the store last saw the visitor's ticket, as their ticket
+	// pass carries it (queue.Pass.Seen, in whole seconds).
+	Seen time.Time
 
 	arrived, admitted, leaves time.Time
 	pollsLeft                 int    // polls before a NoShowWait visitor gives up; -1 never

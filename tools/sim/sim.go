@@ -114,6 +114,19 @@ type Report struct {
 	Calls, Requests map[string]int
 	// StayMinutes is the time the admitted visitors stayed, added up.
 	StayMinutes float64
+	// WaitMinutes is the visitor-minutes spent waiting between polls: each
+	// poll answered "wait" counts the time to the next. FarWaitMinutes is
+	// their share after polls that left the visitor far from the front
+	// (Answer.Far), FarCalls the store calls those polls made and
+	// FarFills the snapshot fills among them.
+	WaitMinutes, FarWaitMinutes float64
+	FarCalls, FarFills          int
+	// FromSnapshot counts the polls answered from a POP's snapshot, Fills
+	// the store calls that filled a snapshot (counted in Calls too).
+	FromSnapshot, Fills int
+	// PeakCallsPerSecond is the most store calls made in one second of
+	// simulated time.
+	PeakCallsPerSecond int
 	// WalkedIn counts visitors admitted at their first request.
 	WalkedIn int
 	// The wait is the time from arrival (the first request) to admission
@@ -172,6 +185,23 @@ func (r Report) KeepCallsPerMinute() float64 {
 		return 0
 	}
 	return float64(r.Calls["session"]+r.Calls["heartbeat"]) / r.StayMinutes
+}
+
+// WaitCallsPerMinute is the store calls waiting visitors' polls made per
+// visitor-minute waiting.
+func (r Report) WaitCallsPerMinute() float64 {
+	return perMinute(r.Calls["poll"], r.WaitMinutes)
+}
+
+// FarCallsPerMinute is the store calls polls far from the front made per
+// visitor-minute waiting far from the front.
+func (r Report) FarCallsPerMinute() float64 { return perMinute(r.FarCalls, r.FarWaitMinutes) }
+
+func perMinute(calls int, minutes float64) float64 {
+	if minutes == 0 {
+		return 0
+	}
+	return float64(calls) / minutes
 }
 
 // TotalCalls is every store call the visitors' and bots' requests caused.
@@ -289,6 +319,8 @@ type run struct {
 	utilN      int
 	lastMinute time.Time
 	memBefore  int64
+	second     int64 // the second of simulated time whose calls are counted
+	perSecond  int   // and their count
 	limiter    *joinLimiter
 	botTickets map[int64]bool // bots' tickets not yet seen called
 }
@@ -533,6 +565,8 @@ func (r *run) settle(s *step) error {
 	}
 	r.rep.Requests[s.kind]++
 	r.rep.Calls[s.kind] += s.answer.Calls
+	r.countPerSecond(now, s.answer.Calls)
+	r.rep.Fills += s.answer.Fills
 	if s.answer.Held > r.rep.MaxHeld {
 		r.rep.MaxHeld = s.answer.Held
 	}
@@ -576,6 +610,7 @@ func (r *run) settle(s *step) error {
 			r.rep.LostPlaces++
 			v.lost = true
 		}
+		r.waited(s.answer)
 	}
 	if !s.answer.Admitted {
 		v.waiting = true
@@ -601,6 +636,33 @@ func (r *run) settle(s *step) error {
 	v.page++
 	r.beat(now, v)
 	return nil
+}
+
+// waited counts a poll's answer in the time waited and its cost.
+func (r *run) waited(a Answer) {
+	if a.Snapshot {
+		r.rep.FromSnapshot++
+	}
+	if a.Admitted {
+		return
+	}
+	r.rep.WaitMinutes += a.Next.Minutes()
+	if a.Far {
+		r.rep.FarWaitMinutes += a.Next.Minutes()
+		r.rep.FarCalls += a.Calls
+		r.rep.FarFills += a.Fills
+	}
+}
+
+// countPerSecond adds calls made at now to their second's count, keeping
+// the peak. Requests are settled in time order, so a second is done once a
+// later one starts.
+func (r *run) countPerSecond(now time.Time, calls int) {
+	if sec := now.Unix(); sec != r.second {
+		r.second, r.perSecond = sec, 0
+	}
+	r.perSecond += calls
+	r.rep.PeakCallsPerSecond = max(r.rep.PeakCallsPerSecond, r.perSecond)
 }
 
 // next schedules v's next request: after Activity, or their departure

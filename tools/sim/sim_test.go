@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -44,6 +45,8 @@ func summary(r Report) map[string]any {
 		"max/min": r.MaxPerMinute, "calls": r.Calls, "requests": r.Requests, "calls/request": r.CallsPerRequest(),
 		"bots": r.Bots, "bot joins": r.BotJoins, "bot sessions": r.BotSessions, "bot tickets called": r.BotCalled,
 		"bot calls": r.BotCalls, "limited": r.Limited, "wait mean/p50/p90/p99": []time.Duration{r.WaitMean, r.WaitP50, r.WaitP90, r.WaitP99},
+		"wait calls/visitor-minute": r.WaitCallsPerMinute(), "far calls/visitor-minute": r.FarCallsPerMinute(), "far fills": r.FarFills,
+		"from snapshot": r.FromSnapshot, "fills": r.Fills, "peak calls/s": r.PeakCallsPerSecond, "calls/admitted": r.CallsPerAdmitted(),
 		"redis bytes": r.RedisMemory, "redis peak": r.RedisPeak, "simulated": r.Duration, "took": r.Elapsed,
 	}
 }
@@ -182,5 +185,67 @@ func TestHeartbeat(t *testing.T) {
 				HeartbeatScenarios[i].Name, HeartbeatScenarios[i-1].Name, a.IdleHeld, b.IdleHeld, a.Utilisation, b.Utilisation,
 				a.KeepCallsPerMinute(), b.KeepCallsPerMinute())
 		}
+	}
+}
+
+// TestSnapshotPOPs: the capacity room's visitors spread over 1, 10 and 50
+// POPs, each with its own snapshot of the line, keep every exactness of
+// today's edge (no overshoot, no inversion, no place lost, utilisation no
+// lower), while polls far from the front cost a small fraction of today's
+// one store call each.
+func TestSnapshotPOPs(t *testing.T) {
+	const capacity = 100
+	cfg := crowd(1500, capacity)
+	room, err := Room(`"max_active_users":100`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := redistest.Start(t)
+	today := runPolicy(t, cfg, NewOurs(addr, room), addr)
+	if got := today.FarCallsPerMinute(); got < 5.9 || got > 6.1 {
+		t.Errorf("today: %.2f store calls per visitor-minute far from the front, want 6 (a poll every %v)", got, Refresh)
+	}
+	if today.FromSnapshot != 0 || today.Fills != 0 {
+		t.Errorf("today's edge has no snapshot, yet %d polls were answered from one, %d filled", today.FromSnapshot, today.Fills)
+	}
+	for _, pops := range []int{1, 10, 50} {
+		t.Run(fmt.Sprintf("%d POPs", pops), func(t *testing.T) {
+			addr := redistest.Start(t)
+			rep := runPolicy(t, cfg, NewOursPOPs(addr, room, pops), addr)
+			if rep.Overshoot != 0 || rep.MaxHeld > capacity {
+				t.Errorf("capacity %d: max live %d, max held %d", capacity, rep.MaxLive, rep.MaxHeld)
+			}
+			if rep.Inversions != 0 || rep.LostPlaces != 0 || rep.NeverAdmitted != 0 {
+				t.Errorf("FIFO: %d overtaken, %d steady visitors lost their place, %d never got in", rep.Inversions, rep.LostPlaces, rep.NeverAdmitted)
+			}
+			// Concurrent calls within a batch reach the store in any order,
+			// so two runs of one design differ by a few tenths of a point.
+			if rep.Utilisation < today.Utilisation-0.005 {
+				t.Errorf("utilisation %.4f, today %.4f", rep.Utilisation, today.Utilisation)
+			}
+			if rep.FromSnapshot < rep.Requests["poll"]/2 {
+				t.Errorf("%d of %d polls answered from the snapshot", rep.FromSnapshot, rep.Requests["poll"])
+			}
+			// At most one fill per POP and TTL.
+			if most := pops * int(rep.Duration/room.SnapshotTTL()+1); rep.Fills > most || rep.Fills == 0 {
+				t.Errorf("%d snapshot fills in %v over %d POPs, want 1 to %d", rep.Fills, rep.Duration, pops, most)
+			}
+			// Far from the front, the calls that do not fill the POP's
+			// snapshot are the store's look at a ticket once per
+			// queue_timeout/3 (100 s: one poll in ten at most); the fills
+			// are the POP's, shared by its visitors, and so cost less the
+			// more visitors a POP has.
+			own := perMinute(rep.FarCalls-rep.FarFills, rep.FarWaitMinutes)
+			if own > 0.61 || own == 0 {
+				t.Errorf("%.3f store calls per visitor-minute far from the front besides fills, want up to 0.6 (today %.2f)", own, today.FarCallsPerMinute())
+			}
+			if pops == 1 && rep.FarCallsPerMinute() >= 1 {
+				t.Errorf("%.2f store calls per visitor-minute far from the front in one POP, want under 1", rep.FarCallsPerMinute())
+			}
+			if rep.TotalCalls() >= today.TotalCalls() || rep.WaitCallsPerMinute() >= today.WaitCallsPerMinute() {
+				t.Errorf("%d store calls (today %d), %.2f per visitor-minute waiting (today %.2f)", rep.TotalCalls(), today.TotalCalls(),
+					rep.WaitCallsPerMinute(), today.WaitCallsPerMinute())
+			}
+		})
 	}
 }

@@ -51,9 +51,19 @@ func Room(settings string) (*queue.Room, error) {
 
 // NewOurs is the waiting room's own policy for room on the Redis at addr,
 // through the production store client and the Upstash REST stand-in (in
-// process, without a socket).
+// process, without a socket), as today's edge runs it: without snapshots.
 func NewOurs(addr string, room *queue.Room) *Ours {
-	return &Ours{Room: room, Redis: resp.NewPool(addr, 2), Store: newStore(addr)}
+	return NewOursPOPs(addr, room, 0)
+}
+
+// NewOursPOPs is NewOurs with the visitors spread over pops POPs (visitor
+// i in POP i mod pops), each with its own snapshot of the line.
+func NewOursPOPs(addr string, room *queue.Room, pops int) *Ours {
+	o := &Ours{Room: room, Redis: resp.NewPool(addr, 2), Store: newStore(addr)}
+	for range pops {
+		o.pops = append(o.pops, &pop{})
+	}
+	return o
 }
 
 // newStore is the production store client for the Redis at addr.
@@ -76,6 +86,10 @@ func Models(addrTwoCounter, addrGate string, cfg Config) (*TwoCounter, *Unordere
 		&UnorderedGate{Redis: resp.NewPool(addrGate, cfg.Concurrency+2), Capacity: cfg.Capacity,
 			Inactivity: Inactivity, Refresh: cfg.Refresh}
 }
+
+// POPCounts are the numbers of POPs the snapshot of the line is measured
+// over: one, a region's worth, and a global network's.
+var POPCounts = []int{1, 10, 50}
 
 // FloodCrowd is the event bot floods are measured on (issue 10): 600
 // visitors, 300 of them in the first minute and the rest over the next ten,

@@ -6,10 +6,12 @@
 // beforehand by make bench, whose outputs the -hotpaths flags name), and
 // the bot floods of issue 10 with the edge before and after its armour,
 // and the fairness of each calling order and of the scheduled events' draw
-// (issue 11), and the heartbeat's utilisation (issue 13). With
+// (issue 11), and the heartbeat's utilisation (issue 13), and the cost of
+// waiting with a snapshot of the line per POP (issue 14). With
 // -floods-only it plays the bot floods alone, with -fairness-only the
-// fairness alone, with -heartbeat-only the heartbeat alone, and rewrites
-// that section of an existing BENCHMARKS.md in place.
+// fairness alone, with -heartbeat-only the heartbeat alone, with
+// -pops-only the POPs' snapshot alone (at -visitors, or -large), and
+// rewrites that section of an existing BENCHMARKS.md in place.
 //
 //	go run ./cmd/bench -hotpaths hot.txt -wasm ../bin/main.go.wasm -hotpaths-wasm hot-wasm.txt \
 //	    [-tinygo-wasm ../bin/main.tinygo.wasm -tinygo-hotpaths hot-tinygo.txt -tinygo-version 0.33.0] \
@@ -17,6 +19,7 @@
 //	go run ./cmd/bench -floods-only -out ../BENCHMARKS.md -command "make bench-floods"
 //	go run ./cmd/bench -fairness-only -out ../BENCHMARKS.md -command "make bench-fairness"
 //	go run ./cmd/bench -heartbeat-only -out ../BENCHMARKS.md -command "make bench-heartbeat"
+//	go run ./cmd/bench -pops-only [-large] -out ../BENCHMARKS.md -command "make bench-pops"
 package main
 
 import (
@@ -60,6 +63,9 @@ type options struct {
 	// heartbeatOnly plays only the heartbeat's rooms
 	// (sim.HeartbeatScenarios).
 	heartbeatOnly bool
+	// popsOnly plays only the flash crowd's designs with and without the
+	// POPs' snapshots.
+	popsOnly bool
 }
 
 // drawTest is a chi-square test of the draw: package draw's order over
@@ -99,6 +105,7 @@ func main() {
 	flag.BoolVar(&o.floodsOnly, "floods-only", false, "play only the bot floods and rewrite their section of -out")
 	flag.BoolVar(&o.fairnessOnly, "fairness-only", false, "measure only the fairness and rewrite its section of -out")
 	flag.BoolVar(&o.heartbeatOnly, "heartbeat-only", false, "play only the heartbeat's rooms and rewrite its section of -out")
+	flag.BoolVar(&o.popsOnly, "pops-only", false, "play only the POPs' snapshot (and today's edge and the models) and rewrite its section of -out")
 	flag.StringVar(&o.cacheDir, "cache", filepath.Join(os.TempDir(), "fastlyhost-bench-cache"), "compiled-code cache of the host")
 	flag.Parse()
 	log.SetFlags(0)
@@ -119,14 +126,16 @@ func main() {
 	defer stop()
 	do := run
 	switch {
-	case countTrue(o.floodsOnly, o.fairnessOnly, o.heartbeatOnly) > 1:
-		log.Fatal("-floods-only, -fairness-only and -heartbeat-only: one section at a time")
+	case countTrue(o.floodsOnly, o.fairnessOnly, o.heartbeatOnly, o.popsOnly) > 1:
+		log.Fatal("-floods-only, -fairness-only, -heartbeat-only and -pops-only: one section at a time")
 	case o.floodsOnly:
 		do = runFloods
 	case o.fairnessOnly:
 		do = runFairness
 	case o.heartbeatOnly:
 		do = runHeartbeat
+	case o.popsOnly:
+		do = runPOPs
 	}
 	if err := do(ctx, o); err != nil {
 		log.Fatal(err)
@@ -153,6 +162,13 @@ func run(ctx context.Context, o options) error {
 	if res.Reports, err = simulate(ctx, res.Workload); err != nil {
 		return err
 	}
+	// Today's edge and the models on this workload are the flash crowd's
+	// runs: the snapshot's section adds the runs with POPs.
+	pops, err := popRun(ctx, res.Workload, res.Reports)
+	if err != nil {
+		return err
+	}
+	res.POPs = []benchreport.POPRun{pops}
 	began := time.Now()
 	if res.Floods, err = floods(ctx, o.floods); err != nil {
 		return err
@@ -194,7 +210,11 @@ func run(ctx context.Context, o options) error {
 	if err := os.WriteFile(o.plot, []byte(benchreport.FlashCrowdPlot(res.Workload, res.Reports)), 0o644); err != nil {
 		return err
 	}
-	if err := os.WriteFile(o.out, []byte(benchreport.Markdown(res)), 0o644); err != nil {
+	doc := benchreport.Markdown(res)
+	if old, err := os.ReadFile(o.out); err == nil {
+		doc = benchreport.KeepPOPSections(string(old), doc)
+	}
+	if err := os.WriteFile(o.out, []byte(doc), 0o644); err != nil {
 		return err
 	}
 	ours := res.Reports[0]
@@ -241,6 +261,56 @@ func runHeartbeat(ctx context.Context, o options) error {
 		res.HeartbeatTook = time.Since(o.began)
 		return err
 	})
+}
+
+// runPOPs plays the flash crowd at o.visitors under today's edge, the
+// snapshot over each number of POPs and the models, and rewrites that
+// size's section of o.out.
+func runPOPs(ctx context.Context, o options) error {
+	return rewrite(o, "the POPs' snapshot", func(res benchreport.Results) string { return benchreport.POPSection(res, res.POPs[0]) },
+		func(res *benchreport.Results) error {
+			cfg := flashCrowd(o.visitors)
+			reports, err := simulate(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			p, err := popRun(ctx, cfg, reports)
+			res.POPs = []benchreport.POPRun{p}
+			return err
+		})
+}
+
+// popRun plays cfg with the snapshot over each of sim.POPCounts, each on a
+// fresh redis-server, beside base: simulate's reports on cfg (today's
+// edge, then the models).
+func popRun(ctx context.Context, cfg sim.Config, base []sim.Report) (benchreport.POPRun, error) {
+	room, err := sim.Room(`"max_active_users":` + strconv.Itoa(cfg.Capacity))
+	if err != nil {
+		return benchreport.POPRun{}, err
+	}
+	p := benchreport.POPRun{Workload: cfg, Today: base[0], Models: base[1:], TTL: room.SnapshotTTL(),
+		QueueTimeout: time.Duration(room.QueueTimeout) * time.Second}
+	for _, r := range base {
+		p.Took += r.Elapsed
+	}
+	for _, n := range sim.POPCounts {
+		srv, err := redisproc.Start()
+		if err != nil {
+			return p, err
+		}
+		ours := sim.NewOursPOPs(srv.Addr, room, n)
+		log.Printf("simulate: %s, %d visitors", ours.Name(), cfg.Visitors)
+		rep, err := sim.Run(ctx, cfg, ours, resp.NewPool(srv.Addr, 2))
+		srv.Close()
+		if err != nil {
+			return p, fmt.Errorf("simulate %s: %w", ours.Name(), err)
+		}
+		log.Printf("simulate: %s: %.2f store calls per visitor-minute far from the front, %.2f per admitted visitor, peak %d a second, overshoot %d, %d inversions, %d places lost, in %v",
+			rep.Policy, rep.FarCallsPerMinute(), rep.CallsPerAdmitted(), rep.PeakCallsPerSecond, rep.Overshoot, rep.Inversions, rep.LostPlaces, rep.Elapsed.Round(time.Second))
+		p.Snapshots = append(p.Snapshots, rep)
+		p.Took += rep.Elapsed
+	}
+	return p, nil
 }
 
 // countTrue counts the flags set.

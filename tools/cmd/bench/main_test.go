@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/edgequeue/waitingroom/tools/benchreport"
 	"github.com/edgequeue/waitingroom/tools/devstack"
 	"github.com/edgequeue/waitingroom/tools/sim"
 )
@@ -25,6 +28,12 @@ func TestRun(t *testing.T) {
 		out:      filepath.Join(dir, "BENCHMARKS.md"), plot: filepath.Join(dir, "docs", "flashcrowd.svg"), command: "make bench",
 		cacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache"), visitors: 1000, loadVisitors: 64, concurrency: 8,
 		began: time.Now(), floods: shortFloods, fairness: sim.FairnessScenarios[:1], draws: shortDraws}
+	// The large run's section of the POPs' snapshot, written by another
+	// command, is kept.
+	large := benchreport.POPHeading(1000000) + "\n\nmeasured by make bench-pops-large\n"
+	if err := os.WriteFile(o.out, []byte("# Benchmarks\n\n"+large), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +47,7 @@ func TestRun(t *testing.T) {
 		"\n## Bot floods\n", "| 20 bot joins/s for 10s | before |", "| 20 bot joins/s for 10s | after |",
 		"\n## Fairness\n", "| first come, first served | everyone |", "| the draw: package draw | 5 tickets × 2,000 keys (2,000 different draws) |",
 		"| the draw: the store's script on Redis | 5 tickets × 20 draws (20 different) |",
+		"\n" + benchreport.POPHeading(1000) + "\n", "| edge waiting room, snapshot, 50 POPs | ", large,
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("BENCHMARKS.md lacks %q", want)
@@ -75,6 +85,47 @@ func TestRunFloods(t *testing.T) {
 	}
 	if cells := strings.Split(after, " | "); len(cells) < 7 || cells[5] != "0" || cells[6] != "0" {
 		t.Errorf("after: %q, want no bot joins and no places", after)
+	}
+}
+
+// TestRunPOPs rewrites the POPs' snapshot's section in place: every
+// design of the waiting room exact, today's edge paying a store call per
+// poll far from the front, the snapshot a fraction of it.
+func TestRunPOPs(t *testing.T) {
+	md := rewritten(t, benchreport.POPHeading(1000), "make bench-pops", func(o options) error {
+		o.visitors = 1000
+		return runPOPs(context.Background(), o)
+	})
+	rows := map[string][]string{}
+	for _, line := range strings.Split(md, "\n") {
+		if cells := strings.Split(line, " | "); len(cells) == 14 {
+			rows[strings.TrimPrefix(cells[0], "| ")] = cells
+		}
+	}
+	// Columns: design, far, fills, all polls, per admitted, of which polls,
+	// peak, total, from a snapshot, overshoot, inversions, lost.
+	today := rows["edge waiting room"]
+	if len(today) == 0 || today[1] != "6.00" || today[8] != "0" {
+		t.Errorf("today's edge: %q, want 6.00 calls per visitor-minute far from the front, nothing from a snapshot", today)
+	}
+	for _, n := range sim.POPCounts {
+		name := "edge waiting room, snapshot, 1 POP"
+		if n > 1 {
+			name = fmt.Sprintf("edge waiting room, snapshot, %d POPs", n)
+		}
+		r := rows[name]
+		if len(r) == 0 || r[9] != "0" || r[10] != "0" || r[11] != "0" || r[8] == "0" {
+			t.Errorf("%s: %q, want no overshoot, inversion or place lost, and polls answered from the snapshot", name, r)
+			continue
+		}
+		// With a thousand visitors, fifty POPs serve too few each for
+		// their fills to be cheaper than the polls: one POP must be.
+		if far, err := strconv.ParseFloat(r[1], 64); n == 1 && (err != nil || far >= 1) {
+			t.Errorf("%s: %s store calls per visitor-minute far from the front, want under 1", name, r[1])
+		}
+	}
+	if len(rows) != 1+len(sim.POPCounts)+2+1 { // and the heading row
+		t.Errorf("%d rows: %v", len(rows), rows)
 	}
 }
 
