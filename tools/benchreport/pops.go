@@ -40,17 +40,6 @@ func POPHeading(visitors int) string {
 	return popHeading + thousands(float64(visitors)) + " visitors"
 }
 
-// KeepPOPSections is doc with the sections of the POPs' snapshot that old
-// has and doc lacks (the other workload sizes, measured by another run).
-func KeepPOPSections(old, doc string) string {
-	for _, line := range strings.Split(old, "\n") {
-		if strings.HasPrefix(line, popHeading) && headingAt(doc, line) < 0 {
-			doc = ReplaceSection(doc, SectionOf(old, line))
-		}
-	}
-	return doc
-}
-
 // POPSection renders p's section, which names its own command and date.
 func POPSection(res Results, p POPRun) string {
 	var b strings.Builder

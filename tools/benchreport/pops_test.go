@@ -41,16 +41,16 @@ func TestPOPSection(t *testing.T) {
 	}
 }
 
-func TestKeepPOPSections(t *testing.T) {
+func TestKeepSections(t *testing.T) {
 	large, small := POPHeading(1000000)+"\n\nlarge\n", POPHeading(100000)+"\n\nnew small\n"
-	e2e := endToEndHeading + "\n\nload\n"
-	old := "# B\n\n" + POPHeading(100000) + "\n\nold small\n\n" + large + "\n" + e2e
+	e2e, reuse := endToEndHeading+"\n\nload\n", ReuseHeading+"\n\nby hand\n"
+	old := "# B\n\n" + POPHeading(100000) + "\n\nold small\n\n" + large + "\n" + e2e + "\n" + reuse
 	doc := "# B\n\n" + small + "\n" + e2e
-	want := "# B\n\n" + small + "\n" + large + "\n" + e2e
-	if got := KeepPOPSections(old, doc); got != want {
+	want := "# B\n\n" + small + "\n" + large + "\n" + reuse + "\n" + e2e
+	if got := KeepSections(old, doc, KeptHeadings()...); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
-	if got := KeepPOPSections("# B\n", doc); got != doc {
+	if got := KeepSections("# B\n", doc, KeptHeadings()...); got != doc {
 		t.Errorf("nothing to keep, yet %q", got)
 	}
 	if got := SectionOf(old, POPHeading(1000000)); got != large {

@@ -212,7 +212,7 @@ func run(ctx context.Context, o options) error {
 	}
 	doc := benchreport.Markdown(res)
 	if old, err := os.ReadFile(o.out); err == nil {
-		doc = benchreport.KeepPOPSections(string(old), doc)
+		doc = benchreport.KeepSections(string(old), doc, benchreport.KeptHeadings()...)
 	}
 	if err := os.WriteFile(o.out, []byte(doc), 0o644); err != nil {
 		return err
