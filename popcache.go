@@ -18,6 +18,10 @@ const maxCacheValue = 4096
 // is what makes a snapshot cost one store call per POP.
 type popCache struct{}
 
+func (popCache) Purge(key string) error {
+	return simple.Purge([]byte(key), simple.PurgeOptions{Scope: simple.PurgeScopeGlobal})
+}
+
 func (popCache) GetOrSet(key string, fill func() ([]byte, time.Duration, error)) ([]byte, error) {
 	body, err := simple.GetOrSet([]byte(key), func() (simple.CacheEntry, error) {
 		b, ttl, err := fill()

@@ -65,6 +65,7 @@ func (s *Service) obey(ctx context.Context, gate *queue.Gate, room *queue.Room, 
 			s.Logf("room %s: origin admit=%d failed: %v", room.Name, cmds.Admit, err)
 		} else {
 			s.Logf("room %s: origin admit=%d: now serving %d of %d", room.Name, cmds.Admit, line.Admitted, line.Issued)
+			s.changed(room.Name)
 		}
 	}
 	return cookie

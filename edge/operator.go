@@ -4,6 +4,7 @@ import (
 	"github.com/edgequeue/waitingroom/accesslog"
 	"github.com/edgequeue/waitingroom/control"
 	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/store"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
 
@@ -19,7 +20,14 @@ func (s *Service) operator(settings Settings) (*control.Operator, *queue.KeySet,
 	if err != nil {
 		return nil, nil, err
 	}
-	return &control.Operator{Rooms: settings.Rooms, Store: st, Now: s.Now, Logf: s.Logf, Logged: s.logAction}, keys, nil
+	return &control.Operator{Rooms: settings.Rooms, Store: st, Now: s.Now, Logf: s.Logf, Logged: s.acted}, keys, nil
+}
+
+// acted logs an operator's action and drops the snapshots of its room,
+// whose line it changed.
+func (s *Service) acted(e store.AuditEntry) {
+	s.logAction(e)
+	s.changed(e.Room)
 }
 
 // ClientHash names the client of r in audit entries and log lines

@@ -16,6 +16,11 @@ type memCache struct {
 	err    error
 }
 
+func (m *memCache) Purge(key string) error {
+	delete(m.values, key)
+	return m.err
+}
+
 func (m *memCache) GetOrSet(key string, fill func() ([]byte, time.Duration, error)) ([]byte, error) {
 	if m.err != nil {
 		return nil, m.err
@@ -80,5 +85,23 @@ func TestSnapshotsInTheCache(t *testing.T) {
 		if tc.fillErr != nil && string(c.values[SnapshotKey("shop")]) != snapshotDown {
 			t.Errorf("%s: cached %q, want the failure marker", tc.name, c.values[SnapshotKey("shop")])
 		}
+	}
+}
+
+func TestOperatorActionsDropTheSnapshot(t *testing.T) {
+	c := &memCache{values: map[string][]byte{SnapshotKey("shop"): []byte("x"), SnapshotKey("other"): []byte("y")}, ttls: map[string]time.Duration{}}
+	var logged []string
+	s := &Service{Cache: c, Logf: func(f string, a ...any) { logged = append(logged, f) }}
+	s.acted(store.AuditEntry{Room: "shop", Action: store.OpAdmit, N: 5})
+	if _, ok := c.values[SnapshotKey("shop")]; ok {
+		t.Error("the room's snapshot outlived an operator's action")
+	}
+	if _, ok := c.values[SnapshotKey("other")]; !ok {
+		t.Error("another room's snapshot was dropped")
+	}
+	c.err = errors.New("purge refused")
+	s.changed("shop")
+	if len(logged) != 1 {
+		t.Errorf("a failed purge logged %q, want one line", logged)
 	}
 }
