@@ -163,7 +163,7 @@ func (s *Service) gate(settings Settings) (*queue.Gate, error) {
 	}
 	g := &queue.Gate{Store: st, Keys: keys, Logf: s.Logf}
 	if s.Cache != nil {
-		g.Snapshots = snapshots{s.Cache}
+		g.Snapshots = snapshots{s.Cache, time.Now}
 	}
 	if s.Limits != nil {
 		g.Joins = joinCounter{s.Limits}

@@ -5,6 +5,7 @@ package edge
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
@@ -23,11 +24,13 @@ type Cache interface {
 // SnapshotKey is the cache key of room's snapshot.
 func SnapshotKey(room string) string { return "wr-snapshot/" + room }
 
-// snapshotDown is cached in place of a snapshot whose fill failed, for as
-// long: the POP's other visitors far from the front are told the store is
-// down at once, instead of each filling in turn behind the collapsed miss
-// and each waiting out the store's timeout.
-const snapshotDown = "wr-snapshot down"
+// snapshotDown, then the time, is cached in place of a snapshot whose fill
+// failed, for as long. The requests that waited on that fill (the cache
+// collapsed them behind it) began before that time: they are told the
+// store is down at once, instead of each filling in turn behind it and
+// each waiting out the store's timeout. A request that begins later asks
+// the store itself, so an outage that ended costs nobody a busy page.
+const snapshotDown = "wr-snapshot down "
 
 // changed drops room's snapshots after an operator's action or an
 // origin's command changed its line: far-from-front visitors then see a
@@ -42,16 +45,20 @@ func (s *Service) changed(room string) {
 	}
 }
 
-// snapshots keeps the rooms' snapshots in a Cache.
-type snapshots struct{ cache Cache }
+// snapshots keeps the rooms' snapshots in a Cache; clock tells when a fill
+// failed.
+type snapshots struct {
+	cache Cache
+	clock func() time.Time
+}
 
 // Get implements queue.Snapshots.
-func (c snapshots) Get(room *queue.Room, fill func() (queue.Snapshot, error)) (queue.Snapshot, error) {
+func (c snapshots) Get(room *queue.Room, now time.Time, fill func() (queue.Snapshot, error)) (queue.Snapshot, error) {
 	var filled *queue.Snapshot
 	b, err := c.cache.GetOrSet(SnapshotKey(room.Name), func() ([]byte, time.Duration, error) {
 		s, err := fill()
 		if err != nil {
-			return []byte(snapshotDown), room.SnapshotTTL(), nil
+			return strconv.AppendInt([]byte(snapshotDown), c.clock().UnixNano(), 10), room.SnapshotTTL(), nil
 		}
 		filled = &s
 		b, err := s.MarshalText()
@@ -63,8 +70,12 @@ func (c snapshots) Get(room *queue.Room, fill func() (queue.Snapshot, error)) (q
 		return *filled, nil
 	case err != nil:
 		return queue.Snapshot{}, fmt.Errorf("snapshot cache: %w", err)
-	case bytes.Equal(b, []byte(snapshotDown)):
-		return queue.Snapshot{}, fmt.Errorf("%w: this POP's last snapshot fill failed (within the snapshot TTL)", store.ErrUnavailable)
+	case bytes.HasPrefix(b, []byte(snapshotDown)):
+		failed, err := strconv.ParseInt(string(b[len(snapshotDown):]), 10, 64)
+		if err == nil && now.UnixNano() < failed {
+			return queue.Snapshot{}, fmt.Errorf("%w: the POP's snapshot fill this request waited on failed", store.ErrUnavailable)
+		}
+		return queue.Snapshot{}, fmt.Errorf("%w: the POP's last snapshot fill failed", queue.ErrNoSnapshot)
 	}
 	var s queue.Snapshot
 	err = s.UnmarshalText(b)

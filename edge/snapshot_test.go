@@ -2,6 +2,7 @@ package edge
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -44,20 +45,27 @@ func TestSnapshotsInTheCache(t *testing.T) {
 	snap := queue.Snapshot{Line: store.Line{Epoch: 3, Issued: 50, Admitted: 20}, At: at}
 	good, _ := snap.MarshalText()
 	down := errors.New("store timed out")
+	// The fill failed at failedAt; the request began at at, before it
+	// (it waited on that fill), or a second after it.
+	failedAt := at.Add(500 * time.Millisecond)
+	marker := []byte(snapshotDown + strconv.FormatInt(failedAt.UnixNano(), 10))
 	tests := []struct {
 		name     string
 		cached   []byte
+		now      time.Time
 		fillErr  error
 		cacheErr error
 		want     error
 		fills    int
 	}{
-		{"a miss fills and keeps it for the TTL", nil, nil, nil, nil, 1},
-		{"a hit reads the POP's snapshot", good, nil, nil, nil, 0},
-		{"a failed fill is kept as such for the TTL", nil, down, nil, nil, 1},
-		{"after a failed fill: the store is down, no call", []byte(snapshotDown), nil, nil, store.ErrUnavailable, 0},
-		{"a value that is not a snapshot", []byte("wr-snapshot-9 1 2"), nil, nil, queue.ErrBadSnapshot, 0},
-		{"the cache fails", nil, nil, errors.New("cache broke"), errors.New(""), 0},
+		{"a miss fills and keeps it for the TTL", nil, at, nil, nil, nil, 1},
+		{"a hit reads the POP's snapshot", good, at, nil, nil, nil, 0},
+		{"a failed fill is kept as such for the TTL", nil, at, down, nil, nil, 1},
+		{"waited on the failed fill: the store is down, no call", marker, at, nil, nil, store.ErrUnavailable, 0},
+		{"began after the failed fill: ask the store", marker, failedAt.Add(time.Second), nil, nil, queue.ErrNoSnapshot, 0},
+		{"a failure marker without its time: ask the store", []byte(snapshotDown + "x"), at, nil, nil, queue.ErrNoSnapshot, 0},
+		{"a value that is not a snapshot", []byte("wr-snapshot-9 1 2"), at, nil, nil, queue.ErrBadSnapshot, 0},
+		{"the cache fails", nil, at, nil, errors.New("cache broke"), errors.New(""), 0},
 	}
 	for _, tc := range tests {
 		c := &memCache{values: map[string][]byte{}, ttls: map[string]time.Duration{}, err: tc.cacheErr}
@@ -65,7 +73,7 @@ func TestSnapshotsInTheCache(t *testing.T) {
 			c.values[SnapshotKey("shop")] = tc.cached
 		}
 		fills := 0
-		got, err := snapshots{c}.Get(room, func() (queue.Snapshot, error) {
+		got, err := snapshots{c, func() time.Time { return failedAt }}.Get(room, tc.now, func() (queue.Snapshot, error) {
 			fills++
 			return snap, tc.fillErr
 		})
@@ -82,7 +90,7 @@ func TestSnapshotsInTheCache(t *testing.T) {
 		if tc.fills == 1 && c.ttls[SnapshotKey("shop")] != 1500*time.Millisecond {
 			t.Errorf("%s: kept for %v, want the room's 1.5s", tc.name, c.ttls[SnapshotKey("shop")])
 		}
-		if tc.fillErr != nil && string(c.values[SnapshotKey("shop")]) != snapshotDown {
+		if tc.fillErr != nil && string(c.values[SnapshotKey("shop")]) != string(marker) {
 			t.Errorf("%s: cached %q, want the failure marker", tc.name, c.values[SnapshotKey("shop")])
 		}
 	}

@@ -194,9 +194,9 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 // poll answers a waiting ticket: from the POP's snapshot when FromSnapshot
 // may (no store call, no new pass), else from the store. A snapshot miss
 // is filled by this request's own poll, whose answer holds the line as
-// well as Stats would: a miss costs the poll that was due anyway. When
-// the POP's last fill failed, the store is taken to be down until the
-// snapshot's TTL, rather than asked again and waited out.
+// well as Stats would: a miss costs the poll that was due anyway. A
+// request that waited on a fill that failed is answered as the fill was,
+// rather than asking again and waiting as long.
 func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, policy store.Policy, refused error) Decision {
 	var polled *store.Place
 	var err error
@@ -207,7 +207,7 @@ func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 		return pl, err
 	}
 	if g.Snapshots != nil && room.SnapshotTTL() > 0 && SeenLately(room, pass.Seen, v.Now) {
-		snap, serr := g.Snapshots.Get(room, func() (Snapshot, error) {
+		snap, serr := g.Snapshots.Get(room, v.Now, func() (Snapshot, error) {
 			pl, err := ask()
 			return Snapshot{Line: pl.Line, At: v.Now}, err
 		})
@@ -215,6 +215,7 @@ func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 		case polled != nil:
 		case errors.Is(serr, store.ErrUnavailable):
 			return g.storeFailed(room, "store down (snapshot)", serr)
+		case errors.Is(serr, ErrNoSnapshot):
 		case serr != nil:
 			if g.Logf != nil {
 				g.Logf("room %s: snapshot not used: %v", room.Name, serr)

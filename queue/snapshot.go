@@ -36,10 +36,18 @@ type Snapshot struct {
 
 // Snapshots keeps each room's Snapshot in the POP. Get returns the room's
 // snapshot, at most room.SnapshotTTL() old, or fills it with fill (one
-// store call); concurrent misses in a POP wait for a single fill.
+// store call); concurrent misses in a POP wait for a single fill. now is
+// when the request began. Get's error is store.ErrUnavailable for a
+// request that waited on a fill that failed, and ErrNoSnapshot when the
+// request should ask the store itself.
 type Snapshots interface {
-	Get(room *Room, fill func() (Snapshot, error)) (Snapshot, error)
+	Get(room *Room, now time.Time, fill func() (Snapshot, error)) (Snapshot, error)
 }
+
+// ErrNoSnapshot: there is no snapshot to answer from, and the request
+// should ask the store itself (the POP's last fill failed before it
+// began).
+var ErrNoSnapshot = errors.New("no snapshot")
 
 // Snapshot TTL bounds (snapshot_ttl_ms): a snapshot older than a few
 // seconds would show a visitor a stale place for longer than a refresh.

@@ -135,7 +135,7 @@ type memSnapshots struct {
 	err  error
 }
 
-func (m *memSnapshots) Get(room *Room, fill func() (Snapshot, error)) (Snapshot, error) {
+func (m *memSnapshots) Get(room *Room, _ time.Time, fill func() (Snapshot, error)) (Snapshot, error) {
 	if m.err != nil {
 		return Snapshot{}, m.err
 	}
@@ -179,7 +179,8 @@ func TestGateAnswersFarTicketsFromTheSnapshot(t *testing.T) {
 		{"near: the store answers", ticket(1100, now.Add(-time.Minute)), fresh, nil, nil, Wait, 1, false},
 		{"not seen lately: the store answers", ticket(4000, now.Add(-10*time.Minute)), fresh, nil, nil, Wait, 1, false},
 		{"the cache failed: the store answers", ticket(4000, now.Add(-time.Minute)), nil, errors.New("cache broke"), nil, Wait, 1, false},
-		{"the POP's last fill failed: busy, no call", ticket(4000, now.Add(-time.Minute)), nil, fmt.Errorf("%w: marker", store.ErrUnavailable), nil, Busy, 0, false},
+		{"waited on a fill that failed: busy, no call", ticket(4000, now.Add(-time.Minute)), nil, fmt.Errorf("%w: marker", store.ErrUnavailable), nil, Busy, 0, false},
+		{"the POP's last fill failed before: the store answers", ticket(4000, now.Add(-time.Minute)), nil, fmt.Errorf("%w: marker", ErrNoSnapshot), nil, Wait, 1, false},
 		{"the filling poll fails: busy, no second call", ticket(4000, now.Add(-time.Minute)), stale, nil, down, Busy, 1, false},
 	}
 	for _, tc := range tests {
