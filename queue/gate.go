@@ -206,7 +206,7 @@ func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 		polled = &pl
 		return pl, err
 	}
-	if g.Snapshots != nil && room.SnapshotTTL() > 0 && SeenLately(room, pass.Seen, v.Now) {
+	if g.Snapshots != nil && MaySnapshot(room, pass.Number, pass.Seen, v.Now) {
 		snap, serr := g.Snapshots.Get(room, v.Now, func() (Snapshot, error) {
 			pl, err := ask()
 			return Snapshot{Line: pl.Line, At: v.Now}, err
@@ -238,12 +238,12 @@ func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 		store.Waiting: "waiting", store.Admitted: "called", store.Rejoined: "place lost, rejoined"}, refused, joinedAt(pass.Joined, *polled, v.Now), startAhead(pass.StartAhead, *polled))
 }
 
-// SeenLately reports whether the store saw a ticket lately enough (at seen)
+// seenLately reports whether the store saw a ticket lately enough (at seen)
 // for its holder to be answered without it: within a third of the queue
 // timeout, so the store sees a visitor who keeps polling again within a
 // third of the timeout and one refresh, well before it would pass them
 // over (the timeout is at least three refreshes).
-func SeenLately(room *Room, seen, now time.Time) bool {
+func seenLately(room *Room, seen, now time.Time) bool {
 	return !seen.IsZero() && now.Sub(seen) < seconds(room.QueueTimeout)/3 && !seen.After(now.Add(time.Minute))
 }
 

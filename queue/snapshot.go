@@ -78,11 +78,9 @@ func FromSnapshot(room *Room, ticket, epoch int64, seen time.Time, snap Snapshot
 	l, ttl := snap.Line, room.SnapshotTTL()
 	age := now.Sub(snap.At)
 	switch {
-	case ttl <= 0 || ticket <= 0 || l.Epoch != epoch || l.Mode(room.Mode) != Fifo:
+	case !MaySnapshot(room, ticket, seen, now):
 		return Place{}, false
-	case room.Event() != nil || l.Event.Phase != store.NotEntered:
-		return Place{}, false
-	case !SeenLately(room, seen, now):
+	case l.Epoch != epoch || l.Mode(room.Mode) != Fifo || l.Event.Phase != store.NotEntered:
 		return Place{}, false
 	case age < -time.Second || age > 2*ttl:
 		return Place{}, false
@@ -93,6 +91,14 @@ func FromSnapshot(room *Room, ticket, epoch int64, seen time.Time, snap Snapshot
 	}
 	pl := store.Place{Ticket: ticket, Outcome: store.Waiting, CallFrom: ticket, CallTo: ticket, Line: l}
 	return placeOf(room, pl, now), true
+}
+
+// MaySnapshot reports what FromSnapshot can tell before any snapshot is
+// read: whether the room uses snapshots, the ticket is a regular FIFO one
+// outside an event, and the store saw it lately (seenLately). A request it
+// refuses asks the store without reading the POP's cache.
+func MaySnapshot(room *Room, ticket int64, seen, now time.Time) bool {
+	return room.SnapshotTTL() > 0 && ticket > 0 && room.Mode == Fifo && room.Event() == nil && seenLately(room, seen, now)
 }
 
 // nearFront is how many tickets ahead of a ticket make it near the front:

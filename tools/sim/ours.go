@@ -91,7 +91,7 @@ func (o *Ours) Poll(ctx context.Context, v *Visitor, now time.Time) (Answer, err
 	}
 	var err error
 	filled := false
-	if len(o.pops) > 0 && room.SnapshotTTL() > 0 && queue.SeenLately(room, v.Seen, now) {
+	if len(o.pops) > 0 && queue.MaySnapshot(room, v.Ticket, v.Seen, now) {
 		var snap queue.Snapshot
 		snap, filled, err = o.pops[v.ID%len(o.pops)].get(now, room.SnapshotTTL(), func() (queue.Snapshot, error) {
 			pl, err := ask()
