@@ -109,8 +109,8 @@ func init() {
 		"transaction_insert":                 cacheTransactionInsert(false),
 		"transaction_insert_and_stream_back": cacheTransactionInsert(true),
 		"transaction_update":                 cacheUpdate,
-		"transaction_cancel":                 cacheCancel,
-		"close":                              cacheClose,
+		"transaction_cancel":                 cacheGiveUp(false),
+		"close":                              cacheGiveUp(true),
 		"get_state":                          cacheState,
 		"get_user_metadata":                  cacheUserMetadata,
 		"get_body":                           cacheGetBody,
@@ -238,33 +238,29 @@ func cacheUpdate(_ context.Context, s *state, m api.Memory, a []uint64, name str
 	return stOK
 }
 
-// cacheCancel is transaction_cancel(handle): the obligation given up, for
-// a waiting transaction to take.
-func cacheCancel(_ context.Context, s *state, _ api.Memory, a []uint64, name string) Status {
-	e, ok := lookup[*cacheEntry](s, a[0])
-	if !ok {
-		return stBadf
+// cacheGiveUp is transaction_cancel(handle) (closing false) and
+// close(handle) (closing true): both give up the obligation to insert, for
+// a waiting transaction to take. Cancelling without one is a guest's
+// mistake (Badf); closing also frees the handle, obligation or not.
+func cacheGiveUp(closing bool) cacheCall {
+	return func(_ context.Context, s *state, _ api.Memory, a []uint64, name string) Status {
+		e, ok := lookup[*cacheEntry](s, a[0])
+		if !ok {
+			return stBadf
+		}
+		if e.ob == nil && !closing {
+			s.host.logf("%s: the transaction has no obligation to cancel: Badf", name)
+			return stBadf
+		}
+		if e.ob != nil {
+			cacheOf(s.host).release(e.ob)
+			e.ob = nil
+		}
+		if closing {
+			delete(s.objects, u32(a[0]))
+		}
+		return stOK
 	}
-	if e.ob == nil {
-		s.host.logf("%s: the transaction has no obligation to cancel: Badf", name)
-		return stBadf
-	}
-	cacheOf(s.host).release(e.ob)
-	e.ob = nil
-	return stOK
-}
-
-// cacheClose is close(handle), which gives up an obligation still held.
-func cacheClose(_ context.Context, s *state, _ api.Memory, a []uint64, _ string) Status {
-	e, ok := lookup[*cacheEntry](s, a[0])
-	if !ok {
-		return stBadf
-	}
-	if e.ob != nil {
-		cacheOf(s.host).release(e.ob)
-	}
-	delete(s.objects, u32(a[0]))
-	return stOK
 }
 
 // cacheState is get_state(handle, state_out).
