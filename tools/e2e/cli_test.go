@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/edgequeue/waitingroom/edge"
+	"github.com/edgequeue/waitingroom/tools/devstack"
 	"github.com/edgequeue/waitingroom/tools/fastlyhost"
 )
 
@@ -344,7 +347,9 @@ func TestFastlyCLIRewritesManifest(t *testing.T) {
 // TestFastlyCLIServe runs `fastly compute serve --skip-build --viceroy-path`
 // with the local Compute host in Viceroy's place, as the README says users
 // without Viceroy do, in a copy of the project whose bin/main.wasm is the
-// wasm under test.
+// wasm under test, its config store asking for reused sandboxes (the
+// TinyGo build's default is a fresh one per request): fsthttp.ServeMany
+// must serve several requests in one sandbox there too.
 func TestFastlyCLIServe(t *testing.T) {
 	cli := fastlyCLI(t)
 	wasm, err := os.ReadFile(wasmPath())
@@ -353,6 +358,7 @@ func TestFastlyCLIServe(t *testing.T) {
 	}
 	dir := projectCopy(t)
 	writeFile(t, filepath.Join(dir, "bin", "main.wasm"), wasm)
+	reuseSandboxes(t, filepath.Join(dir, "devconfig.json"))
 	host := filepath.Join(t.TempDir(), "fastlyhost")
 	if out, err := exec.Command("go", "build", "-o", host, "../cmd/fastlyhost").CombinedOutput(); err != nil {
 		t.Fatalf("build fastlyhost: %v\n%s", err, out)
@@ -367,7 +373,8 @@ func TestFastlyCLIServe(t *testing.T) {
 	cmd.Dir = dir
 	cmd.Env = cliEnv(t)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out strings.Builder
+	// The CLI and the host write while the test reads.
+	var out devstack.LogBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -405,6 +412,44 @@ func TestFastlyCLIServe(t *testing.T) {
 	if !strings.Contains(out.String(), "Fastly calls bound") {
 		t.Fatalf("the CLI did not run the local Compute host:\n%s", out.String())
 	}
+	// One request at a time, so the host hands each to the sandbox that
+	// served the one before.
+	for i := 0; i < 3; i++ {
+		resp, err := http.Get("http://" + addr + "/_wr/admin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("request %d through fastly compute serve: %d", i, resp.StatusCode)
+		}
+	}
+	// The host logs a reused request as it hands it over; the CLI
+	// relays the host's output in its own time.
+	for deadline := time.Now().Add(30 * time.Second); !reusedLine.MatchString(out.String()); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no request was served by a reused sandbox:\n%s", out.String())
+		}
+	}
+}
+
+// reuseSandboxes sets sandbox_requests to 100 in a devconfig.json.
+func reuseSandboxes(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var config map[string]string
+	if err := json.Unmarshal(b, &config); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	config[edge.KeySandboxRequests] = "100"
+	if b, err = json.Marshal(config); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, b)
 }
 
 // sortedKeys lists a map's keys in order, for messages and comparisons.
