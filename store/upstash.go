@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
-	"crypto/sha1"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
@@ -19,16 +18,16 @@ import (
 //go:embed line.lua
 var lineScript string
 
-// scriptSHA is the name EVALSHA knows line.lua by: its SHA-1 in hex.
+// The name EVALSHA knows line.lua by is a constant written by go generate
+// (linesha.go), not hashed at run time: every edge request that called the
+// store hashed the 36 KB script, and in the simulator that hashing was the
+// costliest single function (14% of its process's CPU, by perf). A package-level
+// initializer would not do: TinyGo evaluates those at compile time, and
+// 0.33 turned this very one into 40 NUL bytes (the rule for the edge module
+// is in the doc of package main). TestScriptSHA fails when line.lua changes
+// and the constant does not.
 //
-// It is computed when called, never in a package-level initializer: TinyGo
-// evaluates initializers at compile time, and 0.33 turned this very one
-// into 40 NUL bytes, so that every operation paid a NOSCRIPT answer and a
-// second call. The rule for the edge module is in the doc of package main.
-func scriptSHA() string {
-	sum := sha1.Sum([]byte(lineScript))
-	return hex.EncodeToString(sum[:])
-}
+//go:generate ./gen-linesha
 
 // Request is one HTTP POST to the Upstash REST API.
 type Request struct {
@@ -379,7 +378,7 @@ func (u *Upstash) run(ctx context.Context, room string, p Policy, c call, now ti
 	}
 	args = append(args, string(mode), c.audit, optional(c.set.PerMinute), optional(c.set.Burst),
 		optional(c.set.Capacity), string(c.set.Mode), refused(ctx))
-	raw, err := u.command(ctx, append([]string{"EVALSHA", scriptSHA()}, args...))
+	raw, err := u.command(ctx, append([]string{"EVALSHA", lineScriptSHA}, args...))
 	if errors.Is(err, errNoScript) {
 		// Scripts are cached only until the database restarts or flushes
 		// them; the source is always at hand to send again.
