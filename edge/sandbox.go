@@ -13,10 +13,9 @@ const (
 	KeySandboxRequests = "sandbox_requests"
 	KeySandboxSeconds  = "sandbox_seconds"
 
-	// DefaultSandboxRequests is both builds' default: a reused sandbox
-	// costs a fraction of a fresh one's CPU, in Go for the start it skips,
-	// in TinyGo as long as its heap starts large enough to collect seldom
-	// (tools/build-wasm; BENCHMARKS.md, "Reusable sandboxes").
+	// DefaultSandboxRequests suits the Go build, for which a reused
+	// sandbox is much cheaper than a fresh one; main picks the default
+	// of its build (BENCHMARKS.md, "Reusable sandboxes").
 	DefaultSandboxRequests = 100
 	DefaultSandboxLifetime = 60 * time.Second
 	// MaxSandboxRequests and MaxSandboxSeconds keep a sandbox from living

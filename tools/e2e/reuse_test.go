@@ -21,9 +21,9 @@ func startReusing(t *testing.T) *env {
 	return startStack(t, loadTimeout, room, sandboxRequestsAt("100"))
 }
 
-// Both builds reuse sandboxes when sandbox_requests is not set: the TinyGo
-// build did not until its heap started large (BENCHMARKS.md, "Reusable
-// sandboxes").
+// Both builds reuse sandboxes when sandbox_requests is not set (the TinyGo
+// build for 20 requests, more than the host's six): the TinyGo build did
+// not until its heap started large (BENCHMARKS.md, "Reusable sandboxes").
 func TestSandboxesReusedByDefault(t *testing.T) {
 	e := startStack(t, loadTimeout, room, nil)
 	v := &visitor{e: e}
