@@ -39,7 +39,7 @@ bin/main.wasm: $(EDGE_SOURCES) tools/build-wasm
 bin/main.go.wasm: $(EDGE_SOURCES) tools/build-wasm
 	tools/build-wasm go $@
 
-bin/main.tinygo.wasm: $(EDGE_SOURCES) tools/build-wasm
+bin/main.tinygo.wasm: $(EDGE_SOURCES) tools/build-wasm tools/tinygo-wasip1.json
 	tools/build-wasm tinygo $@
 
 $(WAZERO): tools/go.mod

@@ -223,14 +223,14 @@ func TestFastlyCLIBuildAndValidate(t *testing.T) {
 		t.Fatalf("the package's bin/main.wasm (%d bytes) is not the build's (%d bytes)", len(files["bin/main.wasm"]), len(built))
 	}
 	// The edge module, and what its build script runs.
-	for _, want := range []string{"fastly.toml", "go.mod", "go.sum", "main.go", "Makefile", "tools/build-wasm",
+	for _, want := range []string{"fastly.toml", "go.mod", "go.sum", "main.go", "Makefile", "tools/build-wasm", "tools/tinygo-wasip1.json",
 		"edge/edge.go", "queue/gate.go", "store/line.lua", "templates/queue.html"} {
 		if _, ok := files[want]; !ok {
 			t.Errorf("the source package lacks %s", want)
 		}
 	}
 	for name := range files {
-		if name != "tools/build-wasm" && (strings.HasPrefix(name, "tools/") || strings.HasPrefix(name, ".git/") ||
+		if name != "tools/build-wasm" && name != "tools/tinygo-wasip1.json" && (strings.HasPrefix(name, "tools/") || strings.HasPrefix(name, ".git/") ||
 			strings.HasPrefix(name, "pkg/") || (strings.HasPrefix(name, "bin/") && name != "bin/main.wasm")) {
 			t.Errorf("the source package holds %s, which .fastlyignore leaves out", name)
 		}
