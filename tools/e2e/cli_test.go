@@ -347,9 +347,9 @@ func TestFastlyCLIRewritesManifest(t *testing.T) {
 // TestFastlyCLIServe runs `fastly compute serve --skip-build --viceroy-path`
 // with the local Compute host in Viceroy's place, as the README says users
 // without Viceroy do, in a copy of the project whose bin/main.wasm is the
-// wasm under test, its config store asking for reused sandboxes (the
-// TinyGo build's default is a fresh one per request): fsthttp.ServeMany
-// must serve several requests in one sandbox there too.
+// wasm under test, its config store asking for reused sandboxes whatever
+// the build's default: fsthttp.ServeMany must serve several requests in one
+// sandbox there too.
 func TestFastlyCLIServe(t *testing.T) {
 	cli := fastlyCLI(t)
 	wasm, err := os.ReadFile(wasmPath())
