@@ -427,10 +427,8 @@ func TestFastlyCLIServe(t *testing.T) {
 	}
 	// The host logs a reused request as it hands it over; the CLI
 	// relays the host's output in its own time.
-	for deadline := time.Now().Add(30 * time.Second); !reusedLine.MatchString(out.String()); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no request was served by a reused sandbox:\n%s", out.String())
-		}
+	if !eventually(func() bool { return reusedLine.MatchString(out.String()) }) {
+		t.Fatalf("no request was served by a reused sandbox:\n%s", out.String())
 	}
 }
 
