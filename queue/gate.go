@@ -186,7 +186,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 			return g.storeFailed(room, "join failed", err)
 		}
 		return g.settle(room, v, pl, map[store.Outcome]string{
-			store.Waiting: "joined", store.Admitted: "joined and called", store.Rejoined: "joined again"}, refused, joinedAt(pass.IssuedAt, pl, v.Now), 0)
+			store.Waiting: "joined", store.Admitted: "joined and called"}, refused, joinedAt(pass.IssuedAt, v.Now), 0)
 	}
 	return g.arrive(room, v, refused)
 }
@@ -223,7 +223,7 @@ func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 		default:
 			if place, ok := FromSnapshot(room, pass.Number, pass.Epoch, pass.Seen, snap, v.Now); ok {
 				place.StartAhead = max(pass.StartAhead, place.Ahead)
-				joined := joinedAt(pass.Joined, store.Place{}, v.Now)
+				joined := joinedAt(pass.Joined, v.Now)
 				return Decision{Action: Wait, Why: "waiting, from the snapshot", Place: place, Waited: v.Now.Sub(joined), Err: refused}
 			}
 		}
@@ -234,8 +234,17 @@ func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 	if err != nil {
 		return g.storeFailed(room, "poll failed", err)
 	}
+	if polled.Outcome == store.Lost {
+		// The place is gone; a new one is taken only through the door
+		// every newcomer uses (an arrival pass, then Join), so the join
+		// limit counts it and an invite's place is never handed out
+		// again without a use of it.
+		d := g.arrive(room, v, refused)
+		d.Why = "place lost, joining again"
+		return d
+	}
 	return g.settle(room, v, *polled, map[store.Outcome]string{
-		store.Waiting: "waiting", store.Admitted: "called", store.Rejoined: "place lost, rejoined"}, refused, joinedAt(pass.Joined, *polled, v.Now), startAhead(pass.StartAhead, *polled))
+		store.Waiting: "waiting", store.Admitted: "called"}, refused, joinedAt(pass.Joined, v.Now), pass.StartAhead)
 }
 
 // seenLately reports whether the store saw a ticket lately enough (at seen)
@@ -313,22 +322,13 @@ func (g *Gate) arrive(room *Room, v Visitor, refused error) Decision {
 
 // settle turns a store Place into a decision: a session when admitted, a
 // (renewed or new) ticket otherwise.
-// joinedAt is when the holder of pl joined: since, when they held its
-// ticket already (or arrived with the pass that took it), else now.
-func joinedAt(since time.Time, pl store.Place, now time.Time) time.Time {
-	if since.IsZero() || pl.Outcome == store.Rejoined || since.After(now) {
+// joinedAt is when a visitor joined: since, when they held their ticket
+// already (or arrived with the pass that took it), else now.
+func joinedAt(since, now time.Time) time.Time {
+	if since.IsZero() || since.After(now) {
 		return now
 	}
 	return since
-}
-
-// startAhead is the ahead count at arrival a ticket pass carried, while
-// its holder keeps the place; 0 (not known) once the place was lost.
-func startAhead(held int64, pl store.Place) int64 {
-	if pl.Outcome == store.Rejoined {
-		return 0
-	}
-	return held
 }
 
 func (g *Gate) settle(room *Room, v Visitor, pl store.Place, why map[store.Outcome]string, refused error, joined time.Time, start int64) Decision {

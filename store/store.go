@@ -253,10 +253,13 @@ const (
 	Waiting Outcome = iota
 	// Admitted: the ticket was called and is now a live session.
 	Admitted
-	// Rejoined: the ticket's place was lost (called but not claimed in
-	// time, or passed over while its holder was away); the visitor holds a
-	// new ticket at the back.
-	Rejoined
+	// Lost: Poll's ticket no longer holds a place (called but not claimed
+	// in time, passed over while its holder was away, its session ended,
+	// or its line was reset). No new ticket is handed out: a place is
+	// taken only through Join or JoinPriority, the doors that the edge's
+	// join limit and the invite's uses guard, so the holder joins again
+	// as a newcomer.
+	Lost
 	// InviteSpent: JoinPriority's invite has no uses left; no ticket was
 	// handed out.
 	InviteSpent
@@ -309,7 +312,7 @@ type Store interface {
 	// Poll reports ticket t's place, turning it into a live session
 	// (Place.Session) when it has been called, or reporting the session it
 	// already became. A ticket from another epoch, or whose place was
-	// lost, is replaced by a new one at the back.
+	// lost, is answered Lost: Poll never hands out a place.
 	Poll(ctx context.Context, room string, p Policy, t Ticket, now time.Time) (Place, error)
 	// Renew extends a live session; it reports false for a session that
 	// ended, expired, or belongs to a line that was reset. A session of
@@ -364,6 +367,11 @@ type SessionRef struct {
 	// store call (its issue time plus the heartbeat); End holds the place
 	// until then.
 	UsableUntil time.Time
+	// FailedAt is when the holder's last renewal failed because the store
+	// could not be reached (zero if it did not): the store then counts the
+	// silence before this call as an outage, not a quiet spell, so the
+	// session outlives it.
+	FailedAt time.Time
 }
 
 // Control is an operator's live control of a room.

@@ -116,7 +116,7 @@ func (o *Ours) answer(v *Visitor, pl store.Place, now time.Time) Answer {
 	// The pass the gate signs after a store call carries when the store saw
 	// the ticket, in the whole seconds of its claims.
 	v.Seen = time.Unix(now.Unix(), 0)
-	a := Answer{Admitted: pl.Outcome == store.Admitted, Lost: pl.Outcome == store.Rejoined, Held: pl.Line.Active + pl.Line.Called, Calls: 1}
+	a := Answer{Admitted: pl.Outcome == store.Admitted, Lost: pl.Outcome == store.Lost, Held: pl.Line.Active + pl.Line.Called, Calls: 1}
 	if a.Admitted {
 		v.Session, v.Renewed = pl.Session, now
 	} else {
