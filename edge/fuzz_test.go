@@ -110,7 +110,7 @@ func mentions(errs []error, key string) bool {
 const (
 	replyWaiting      = iota // the script's reply, the ticket waiting
 	replyAdmitted            // the script's reply, the ticket called (or the session renewed)
-	replyRejoined            // the script's reply, the place lost
+	replyLost            // the script's reply, the place lost
 	replyNoScript            // NOSCRIPT: the client sends the script again
 	replyBusy                // Redis busy running another script
 	replyDown                // Upstash answering 502
@@ -121,28 +121,25 @@ const (
 	replyKinds
 )
 
-// The script's reply as store/upstash.go's run reads it: replyValues
-// integers (epoch, issued, admitted, flags, ticket, outcome, active,
-// called, recent, recent since, called now, call from, call to, groups
-// ahead, priority issued, priority admitted, event state, pre-queue first,
-// drawn first, drawn last, and the overrides: rate, burst, capacity, mode),
-// the outcome at replyOutcome, 1 when a
-// ticket was called or a session renewed. These two constants, scriptReply
-// and replyAdmits are all this file knows of the reply: adapt them when
-// the script's reply changes.
+// The script's reply as store/upstash.go's run reads it (store/genline's
+// table): replyValues values, integers but for the event's draw key at
+// replyKey, the outcome at replyOutcome, 1 when a ticket was called or a
+// session renewed. These constants, scriptReply and replyAdmits are all
+// this file knows of the reply: adapt them when the script's reply changes.
 const (
-	replyValues  = 24
+	replyValues  = 25
 	replyOutcome = 5
+	replyKey     = 20
 )
 
 // replyAdmits reports whether body, read as the store reads it, is a
 // script reply that admits a visitor.
 func replyAdmits(body []byte) bool {
 	var a struct {
-		Result []int64 `json:"result"`
+		Result []json.RawMessage `json:"result"`
 	}
 	err := json.NewDecoder(bytes.NewReader(body)).Decode(&a)
-	return err == nil && len(a.Result) == replyValues && a.Result[replyOutcome] == 1
+	return err == nil && len(a.Result) == replyValues && string(a.Result[replyOutcome]) == "1"
 }
 
 // cannedUpstash is a store.Transport that answers each call as the
@@ -167,7 +164,7 @@ func (c *cannedUpstash) RoundTrip(_ context.Context, _ store.Request) (store.Res
 func (c *cannedUpstash) reply() (store.Response, error) {
 	kind := int(c.byte()) % replyKinds
 	switch kind {
-	case replyWaiting, replyAdmitted, replyRejoined:
+	case replyWaiting, replyAdmitted, replyLost:
 		return store.Response{Status: 200, Body: c.scriptReply(int64(kind - replyWaiting))}, nil
 	case replyNoScript:
 		return store.Response{Status: 400, Body: []byte(`{"error":"NOSCRIPT No matching script. Please use EVAL."}`)}, nil
@@ -194,12 +191,12 @@ func (c *cannedUpstash) reply() (store.Response, error) {
 // scriptReply is Upstash's body for a run of store/line.lua whose reply
 // holds outcome, and the script's next numbers everywhere else.
 func (c *cannedUpstash) scriptReply(outcome int64) []byte {
-	vals := make([]int64, replyValues)
+	vals := make([]any, replyValues)
 	for i := range vals {
 		vals[i] = c.number()
 	}
-	vals[replyOutcome] = outcome
-	b, _ := json.Marshal(map[string][]int64{"result": vals})
+	vals[replyOutcome], vals[replyKey] = outcome, ""
+	b, _ := json.Marshal(map[string][]any{"result": vals})
 	return b
 }
 
@@ -318,7 +315,7 @@ var serveSeeds = []serveSeed{
 	{method: "GET", https: true, host: "shop.example.com", target: "/static/..;/checkout"},
 	{method: "GET", https: true, host: "shop.example.com", target: "/static/x.css?v=1%0A"},
 	{method: "GET", https: true, host: "tickets.test", target: "/./tickets/buy", replies: []byte{replyBusy}},
-	{method: "GET", https: true, host: "ci.test", target: "/TICKETS/buy", headers: "Accept: application/json", replies: []byte{replyRejoined}},
+	{method: "GET", https: true, host: "ci.test", target: "/TICKETS/buy", headers: "Accept: application/json", replies: []byte{replyLost}},
 	{method: "GET", https: false, host: "shop.example.com", target: "/checkout?a=b"},
 	{method: "GET", https: false, local: true, host: "[::1]:7676", target: "/x", replies: []byte{replyGarbage, 5, '{', '"', 'r', '"', ':'}},
 	{method: "GET", https: true, host: "closed.test", target: "/"},

@@ -39,19 +39,23 @@ func (l laneTransport) RoundTrip(_ context.Context, r store.Request) (store.Resp
 	var args []string
 	json.Unmarshal(r.Body, &args)
 	op := "?"
-	if len(args) > 13 { // EVALSHA, its digest, 10, the ten keys, the op
-		op = args[13]
+	if len(args) > 14 { // EVALSHA, its digest, 11, the eleven keys, the op
+		op = args[14]
 	}
 	*l.ops = append(*l.ops, op)
 	if l.outcome < 0 {
 		return store.Response{}, errors.New("the store is down")
 	}
-	vals := make([]int64, replyValues)
+	vals := make([]any, replyValues)
+	for i := range vals {
+		vals[i] = 0
+	}
 	vals[0], vals[1], vals[2], vals[4], vals[replyOutcome] = 7, 50, 20, l.ticket, l.outcome
 	vals[8], vals[9] = 30, time.Unix(1_700_000_000, 0).Add(-time.Minute).UnixMilli()
 	vals[14], vals[15] = -l.ticket, 1
-	vals[20], vals[21], vals[22] = -1, -1, -1 // no overrides
-	b, _ := json.Marshal(map[string][]int64{"result": vals})
+	vals[replyKey] = ""
+	vals[21], vals[22], vals[23] = -1, -1, -1 // no overrides
+	b, _ := json.Marshal(map[string][]any{"result": vals})
 	return store.Response{Status: 200, Body: b}, nil
 }
 

@@ -306,7 +306,12 @@ func (g *Gate) renew(ctx context.Context, room *Room, v Visitor, pass Pass) (d D
 // sessionRef is the store's name for the session a pass holds, usable
 // until a heartbeat after the pass was issued (renewed).
 func sessionRef(room *Room, pass Pass) store.SessionRef {
-	return store.SessionRef{ID: pass.SessionID, Epoch: pass.Epoch, UsableUntil: pass.IssuedAt.Add(room.Heartbeat())}
+	ref := store.SessionRef{ID: pass.SessionID, Epoch: pass.Epoch, UsableUntil: pass.IssuedAt.Add(room.Heartbeat())}
+	if pass.Unrenewed {
+		// Issued when a renewal failed: the store hears of the outage.
+		ref.FailedAt = pass.IssuedAt
+	}
+	return ref
 }
 
 // arrive gives a visitor without a usable pass an arrival pass: no store

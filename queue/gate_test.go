@@ -92,7 +92,8 @@ func TestWaitedIsCarriedInThePass(t *testing.T) {
 	st := &lineStore{places: []store.Place{
 		{Ticket: 5, Outcome: store.Waiting, Line: line},
 		{Ticket: 5, Outcome: store.Waiting, Line: line},
-		{Ticket: 9, Outcome: store.Rejoined, Line: line},
+		{Ticket: 5, Outcome: store.Lost, Line: line},
+		{Ticket: 9, Outcome: store.Waiting, Line: line},
 		{Ticket: 9, Outcome: store.Admitted, Line: line},
 	}}
 	g := &Gate{Store: st, Keys: ks}
@@ -107,6 +108,7 @@ func TestWaitedIsCarriedInThePass(t *testing.T) {
 	}{
 		{10 * time.Second, Wait, 10 * time.Second, 0},
 		{70 * time.Second, Wait, 70 * time.Second, 0},
+		{80 * time.Second, Arrive, 0, 0},               // the place is lost: join again
 		{80 * time.Second, Wait, 0, 80 * time.Second}, // a new ticket: a new wait
 		{95 * time.Second, Admit, 15 * time.Second, 0},
 	}
@@ -223,8 +225,9 @@ func TestStartAheadIsCarriedInThePass(t *testing.T) {
 	st := &lineStore{places: []store.Place{
 		{Ticket: 50, Outcome: store.Waiting, Line: at(10)},  // joins 40th: 39 ahead
 		{Ticket: 50, Outcome: store.Waiting, Line: at(30)},  // 19 ahead
-		{Ticket: 50, Outcome: store.Waiting, Line: at(49)},  // first in line
-		{Ticket: 60, Outcome: store.Rejoined, Line: at(50)}, // a new ticket, 9 ahead
+		{Ticket: 50, Outcome: store.Waiting, Line: at(49)}, // first in line
+		{Ticket: 50, Outcome: store.Lost, Line: at(50)},    // the place is lost: join again
+		{Ticket: 60, Outcome: store.Waiting, Line: at(50)}, // a new ticket, 9 ahead
 		{Ticket: 60, Outcome: store.Waiting, Line: at(55)},
 	}}
 	g := &Gate{Store: st, Keys: ks}
@@ -232,9 +235,16 @@ func TestStartAheadIsCarriedInThePass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []struct{ ahead, start int64 }{{39, 39}, {19, 39}, {0, 39}, {9, 9}, {4, 9}} {
+	for i, want := range []struct{ ahead, start int64 }{{39, 39}, {19, 39}, {0, 39}, {-1, 0}, {9, 9}, {4, 9}} {
 		now := t0.Add(time.Duration(i+1) * 10 * time.Second)
 		d := g.Decide(context.Background(), room, Visitor{Passes: []string{pass}, Now: now})
+		if want.ahead < 0 {
+			if d.Action != Arrive {
+				t.Fatalf("step %d: %v (%s), want arrive: the place is lost", i, d.Action, d.Why)
+			}
+			pass = d.Pass
+			continue
+		}
 		if d.Action != Wait || d.Place.Ahead != want.ahead || d.Place.StartAhead != want.start {
 			t.Fatalf("step %d: %v with %d ahead from %d (%s), want %d ahead from %d", i, d.Action, d.Place.Ahead, d.Place.StartAhead, d.Why, want.ahead, want.start)
 		}

@@ -366,6 +366,7 @@ func (r *Room) Policy(now time.Time) store.Policy {
 		ClaimWindow:  seconds(r.ClaimWindow),
 		SessionTTL:   seconds(r.InactivityTimeout),
 		QueueTimeout: seconds(r.QueueTimeout),
+		Refresh:      seconds(r.RefreshSeconds),
 		CatchUp:      seconds(r.RefreshSeconds),
 		Heartbeat:    r.Heartbeat(),
 		Event:        r.storeEvent(),

@@ -20,44 +20,25 @@
 --               last moved, admitted first moved, admitted last moved"
 --               (ms into the minute, -1 when they did not)
 -- KEYS[10] list: the operator's audit log, newest first, JSON entries
+-- KEYS[11] zset: draw keys drawn, score = their event's end (ms)
 -- Every score that is a time is in line time (below), in milliseconds.
 -- The line's hash also holds the priority lane (p_issued, p_admitted,
--- p_credit, p_trim) and the scheduled event (ev, ev_state, ev_first,
--- ev_start, ev_key, d_first, d_last, d_key), and the operator's live
--- overrides (o_rate, o_burst, o_cap, o_mode; '' for none).
+-- p_credit, p_trim) and the scheduled event (ev, ev_pq, ev_state,
+-- ev_first, ev_start, ev_key, ev_until, d_first, d_last, d_key), and the
+-- operator's live overrides (o_rate, o_burst, o_cap, o_mode; '' for none).
 --
--- ARGV: op, now (ms), rate (per minute, 0 = none), burst, capacity (0 =
---       none), claim window (ms), session ttl (ms), queue timeout (ms), arg
---       (a ticket, or n for admit), arrival id (join), epoch of the ticket
---       or session (poll, renew, end), random window (ms; 0 = first come,
---       first served), a random key for a new line (an existing line keeps
---       the key it was created with), catch-up (ms), usable until (ms, end),
---       heartbeat (ms: how long a session pass admits without asking),
---       priority share (0 to 1), invite id, invite uses, invite keep-until
---       (ms; vip), event id ('' for none), its pre-queue start, start and
---       end (ms), its draw key, the configured mode (fifo, random,
---       passthrough, reject: the random window above is the room's whatever
---       the mode), an operator action's audit entry ('' for none: a JSON
---       object without its closing brace), the overrides to set (limits:
---       rate, burst, capacity, mode; '' keeps one), and 1 when the
---       request's pass was refused (counted in the history), else 0
--- ops: join | vip | poll | renew | end | admit | pause | resume | queue_all
---      | limits | clear | reset | stats
--- Every argument is checked before anything is written: a bad one, or an
--- unknown op, is an error and changes nothing.
---
--- Returns {epoch, issued, admitted, flags (1 paused, 2 queue-all), ticket,
---          outcome, live sessions, called, admitted in the last 5 minutes,
---          since, called by this call, call from, call to, groups ahead,
---          priority issued, priority admitted, event state, pre-queue
---          first ticket, drawn first, drawn last, overridden rate (in
---          thousandths), burst and capacity (-1 for none), overridden mode
---          (0 none, 1 fifo, 2 random, 3 passthrough, 4 reject)}
+-- ARGV: a header every operation sends, then the operation's own tail;
+-- the reply: one list, the same for every operation. Both are named in
+-- the protocol section below, generated from store/genline/protocol.go,
+-- which documents every argument and reply field; the script reads them
+-- by name (arg('ticket'), REPLY.outcome), never by position. Every
+-- argument is checked before anything is written: a bad one, a missing
+-- one, or an unknown op, is an error and changes nothing.
 -- outcome: join/vip/poll 0 waiting, 1 admitted (the ticket is the live
---          session <epoch>.<ticket>), 2 rejoined (the old ticket was lost;
---          ticket is the new one), 3 (vip) the invite is used up, 4 closed
---          (the live mode is reject: no ticket handed out, none called);
---          renew 1 ok, 0 gone; other ops 0.
+--          session <epoch>.<ticket>), 2 lost (poll: the place is gone, and
+--          no new one is handed out), 3 (vip) the invite is used up, 4
+--          closed (the live mode is reject: no ticket handed out, none
+--          called); renew 1 ok, 0 gone; other ops 0.
 --
 -- Operator overrides. limits sets the live rate, burst, capacity or mode,
 -- clear clears them all; they replace the configured values in every call
@@ -72,7 +53,6 @@
 -- and waiting tickets as it leaves them, and what it added (tickets handed
 -- out, called, requests refused). A record is overwritten a day later, so
 -- the history never outgrows 1440 fields.
--- event state, of the event passed: 0 not entered, 1 pre-queue, 2 drawn.
 --
 -- Priority lane. A vip join (an invite) takes a ticket in the room's
 -- priority lane, numbered -1, -2, ...: called first come, first served,
@@ -83,7 +63,8 @@
 -- are counted here, in the same call that hands out the ticket.
 --
 -- Scheduled events. The first call at or after an event's pre-queue start
--- enters it (exactly once: the event id is kept): tickets from then on form
+-- enters it (exactly once: an event is its name and schedule, and a key
+-- once drawn is never entered again): tickets from then on form
 -- the pre-queue, and nobody from it is called until the draw. The first
 -- call at or after the start draws: the pre-queue's tickets are called in
 -- the keyed permutation of the draw key (the edge commits to the key's hash
@@ -95,14 +76,17 @@
 -- draw it early.
 --
 -- Line time. The script keeps its own clock, lt, advanced by the time
--- between calls as the callers stamp it, but by at most STEP a call; a
--- stamp more than TOLERANCE behind the last resynchronises without
--- advancing. Every deadline (a waiting visitor's last poll, a claim window,
--- a session's expiry, a tombstone) is in line time, so a store outage or a
--- quiet spell longer than STEP costs nobody a place, a call or a session,
--- and an edge whose clock is an hour off moves the line by STEP at most.
--- The price: when calls are more than STEP apart (a near-empty room),
--- deadlines run slower than the wall clock. The token bucket counts real
+-- between calls as the callers stamp it; a stamp more than TOLERANCE
+-- behind the last resynchronises without advancing. Every deadline (a
+-- waiting visitor's last poll, a claim window, a session's expiry, a
+-- tombstone) is in line time. A gap counts in full when it is at most a
+-- refresh (refresh_ms, or STEP), or when nobody is in line (no ticket
+-- waits or is called) and the caller reports no failure: a quiet room's
+-- timeouts hold to the second. A longer silence while tickets wait
+-- (their holders poll at least every refresh, so none got through) or one
+-- a renewal reports (failed_at: the caller's last renewal failed since
+-- the last call seen here) is an outage, and counts STEP at most, so it
+-- costs nobody a place, a call or a session. The token bucket counts real
 -- time between calls, at most burst plus catch-up's worth of it.
 --
 -- "admitted" counts positions in the calling order. In first-come order the
@@ -117,78 +101,164 @@
 -- call. Per-call cost does not grow with the line or the windows.
 local STEP, TOLERANCE = 5000, 2000
 local MAX_CALLS = 10000
+-- SWEEP bounds the expired entries one call forgets from each set; the rest
+-- are forgotten by the next calls, and are not counted meanwhile.
+local SWEEP = 10000
 local MAX_INT = 2 ^ 53
 local MAX_USES = 100000
 local AUDIT_CAP, DAY = 1000, 1440
 
-if #KEYS ~= 10 then
-  return redis.error_reply('ERR line: want 10 keys, got ' .. #KEYS)
-end
-local line, sessions, called, waiting, arrivals, ended, windows, invites, history, audit =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+-- BEGIN protocol: generated by go generate ./store from store/genline/protocol.go; DO NOT EDIT.
+-- ARGV is the header, then the op's tail; the reply is REPLY.
+local HEADER = {
+  op = 1, -- the operation: a key of the tails below
+  now = 2, -- the caller's clock, ms since 1970
+  rate = 3, -- admissions per minute; 0 = no rate
+  burst = 4, -- admissions a quiet room may save up
+  capacity = 5, -- most live sessions plus unclaimed calls; 0 = no cap
+  claim_ms = 6, -- how long a call is held for its ticket
+  session_ms = 7, -- how long a session lives unrenewed
+  queue_ms = 8, -- how long a waiting ticket keeps its place unpolled
+  refresh_ms = 9, -- the longest a waiting visitor goes between polls
+  window_ms = 10, -- the random-order window; 0 = first come, first served
+  catchup_ms = 11, -- rate a call may make up for beyond the burst after a quiet spell
+  heartbeat_ms = 12, -- how long a session pass admits without asking
+  share = 13, -- the priority lane's largest share of admissions, 0 to 1
+  mode = 14, -- the configured mode: fifo, random, passthrough or reject
+  random_key = 15, -- the key of a new line's random order (a line keeps its own)
+  ev_name = 16, -- the room's scheduled event, '' for none
+  ev_pq = 17, -- its pre-queue start, ms
+  ev_start = 18, -- its start (the draw), ms
+  ev_end = 19, -- its end, ms
+  ev_key = 20, -- the draw key of the event as scheduled (name, pre-queue start, start)
+  refused = 21, -- the request's pass was refused (counted in the history)
+}
+local HEADER_LEN = 21
+local TAIL = {
+  join = { arrival = 1 },
+  vip = { arrival = 1, invite = 2, uses = 3, invite_until = 4 },
+  poll = { ticket = 1, epoch = 2 },
+  renew = { ticket = 1, epoch = 2, failed_at = 3 },
+  ['end'] = { ticket = 1, epoch = 2, usable_until = 3 },
+  admit = { n = 1, audit = 2 },
+  pause = { audit = 1 },
+  resume = { audit = 1 },
+  queue_all = { audit = 1 },
+  clear = { audit = 1 },
+  reset = { audit = 1 },
+  limits = { audit = 1, set_rate = 2, set_burst = 3, set_cap = 4, set_mode = 5 },
+  stats = {},
+}
+local TAIL_LEN = { join = 1, vip = 4, poll = 2, renew = 3, ['end'] = 3, admit = 2, pause = 1, resume = 1, queue_all = 1, clear = 1, reset = 1, limits = 5, stats = 0 }
+local REPLY = {
+  epoch = 1, -- the line's epoch
+  issued = 2, -- the last regular ticket handed out
+  admitted = 3, -- the last position called (or passed over)
+  flags = 4, -- 1 paused, 2 queue-all
+  ticket = 5, -- the caller's ticket
+  outcome = 6, -- join/vip/poll: 0 waiting, 1 admitted, 2 lost, 3 invite spent, 4 closed; renew: 1 ok, 0 gone
+  live = 7, -- live sessions
+  called = 8, -- calls not yet claimed
+  recent = 9, -- admissions in the last five minutes
+  since = 10, -- ms: since when recent counts
+  called_now = 11, -- tickets this call called
+  call_from = 12, -- the first calling position the ticket can be called at
+  call_to = 13, -- the last
+  groups_ahead = 14, -- random order: groups called before the ticket's
+  p_issued = 15, -- the priority lane's tickets handed out
+  p_admitted = 16, -- and called
+  ev_state = 17, -- the event passed: 0 not entered, 1 pre-queue, 2 drawn
+  pq_first = 18, -- its first pre-queue ticket
+  drawn_first = 19, -- the first drawn ticket
+  drawn_last = 20, -- the last drawn ticket
+  ev_key = 21, -- the draw key the event was entered with ('' when not entered): its commitment is published, the key revealed once drawn
+  o_rate = 22, -- the live rate in thousandths, -1 for none
+  o_burst = 23, -- the live burst, -1 for none
+  o_cap = 24, -- the live capacity, -1 for none
+  o_mode = 25, -- the live mode: 0 none, 1 fifo, 2 random, 3 passthrough, 4 reject
+}
+local REPLY_LEN = 25
+-- END protocol
 
--- number parses ARGV[i] as a finite number in [lo, hi] (an integer when
--- whole is set), or answers nil.
-local function number(i, lo, hi, whole)
-  local x = tonumber(ARGV[i])
+if #KEYS ~= 11 then
+  return redis.error_reply('ERR line: want 11 keys, got ' .. #KEYS)
+end
+local line, sessions, called, waiting, arrivals, ended, windows, invites, history, audit, events =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+
+local op = ARGV[HEADER.op]
+if not TAIL[op] then
+  return redis.error_reply('ERR line: unknown op ' .. string.format('%q', string.sub(op or '', 1, 40)))
+end
+if #ARGV ~= HEADER_LEN + TAIL_LEN[op] then
+  return redis.error_reply('ERR line: ' .. op .. ' wants ' .. (HEADER_LEN + TAIL_LEN[op]) .. ' arguments, got ' .. #ARGV)
+end
+-- arg is the argument of that name, in the header or op's tail; '' when
+-- op sends none.
+local function arg(name)
+  local i = HEADER[name] or (TAIL[op][name] and HEADER_LEN + TAIL[op][name])
+  return i and ARGV[i] or ''
+end
+
+-- number parses an argument as a finite number in [lo, hi] (an integer
+-- when whole is set), or answers nil; one that op does not send is 0.
+local function number(name, lo, hi, whole)
+  local v = arg(name)
+  if v == '' and not HEADER[name] and not TAIL[op][name] then
+    return 0
+  end
+  local x = tonumber(v)
   if x == nil or x ~= x or x < lo or x > hi or (whole and math.floor(x) ~= x) then
     return nil
   end
   return x
 end
 
-local ops = { join = true, vip = true, poll = true, renew = true, ['end'] = true, admit = true,
-  pause = true, resume = true, queue_all = true, stats = true, limits = true, clear = true, reset = true }
 local modes = { fifo = 1, random = 2, passthrough = 3, reject = 4 }
-local op = ARGV[1]
-if #ARGV ~= 32 then
-  return redis.error_reply('ERR line: want 32 arguments, got ' .. #ARGV)
-end
-if not ops[op] then
-  return redis.error_reply('ERR line: unknown op ' .. string.format('%q', string.sub(op, 1, 40)))
-end
-local now = number(2, 0, MAX_INT, true)
-local rate = number(3, 0, 1e9)
-local burst = number(4, 0, 1e9, true)
-local capacity = number(5, 0, 1e9, true)
-local claim_ms = number(6, 0, MAX_INT, true)
-local session_ms = number(7, 0, MAX_INT, true)
-local queue_ms = number(8, 0, MAX_INT, true)
-local arg = number(9, -MAX_INT, MAX_INT, true)
-local arrival = ARGV[10]
-local ticket_epoch = number(11, 0, MAX_INT, true)
-local window_ms = number(12, 0, MAX_INT, true)
-local random_key = ARGV[13]
-local catchup_ms = number(14, 0, MAX_INT, true)
-local usable_until = number(15, 0, MAX_INT, true)
-local heartbeat_ms = number(16, 0, MAX_INT, true)
-local share = number(17, 0, 1)
-local invite = ARGV[18]
-local invite_uses = number(19, 0, MAX_USES, true)
-local invite_until = number(20, 0, MAX_INT, true)
-local ev_id = ARGV[21]
-local ev_pq = number(22, 0, MAX_INT, true)
-local ev_start = number(23, 0, MAX_INT, true)
-local ev_end = number(24, 0, MAX_INT, true)
-local ev_key = ARGV[25]
-local cfg_mode = ARGV[26]
-local audit_entry = ARGV[27]
-local set_rate, set_burst, set_cap = ARGV[28], ARGV[29], ARGV[30]
-local set_mode = ARGV[31]
-local refused = ARGV[32] == '1' and 1 or 0
+local now = number('now', 0, MAX_INT, true)
+local rate = number('rate', 0, 1e9)
+local burst = number('burst', 0, 1e9, true)
+local capacity = number('capacity', 0, 1e9, true)
+local claim_ms = number('claim_ms', 0, MAX_INT, true)
+local session_ms = number('session_ms', 0, MAX_INT, true)
+local queue_ms = number('queue_ms', 0, MAX_INT, true)
+local refresh_ms = number('refresh_ms', 0, MAX_INT, true)
+local window_ms = number('window_ms', 0, MAX_INT, true)
+local catchup_ms = number('catchup_ms', 0, MAX_INT, true)
+local heartbeat_ms = number('heartbeat_ms', 0, MAX_INT, true)
+local share = number('share', 0, 1)
+local cfg_mode = arg('mode')
+local random_key = arg('random_key')
+local ev_name = arg('ev_name')
+local ev_pq = number('ev_pq', 0, MAX_INT, true)
+local ev_start = number('ev_start', 0, MAX_INT, true)
+local ev_end = number('ev_end', 0, MAX_INT, true)
+local ev_key = arg('ev_key')
+local refused = arg('refused') == '1' and 1 or 0
+local arrival = arg('arrival')
+local t_arg = number('ticket', -MAX_INT, MAX_INT, true)
+local ticket_epoch = number('epoch', 0, MAX_INT, true)
+local failed_at = number('failed_at', 0, MAX_INT, true)
+local usable_until = number('usable_until', 0, MAX_INT, true)
+local admit_n = number('n', 0, MAX_CALLS, true)
+local invite = arg('invite')
+local invite_uses = number('uses', 0, MAX_USES, true)
+local invite_until = number('invite_until', 0, MAX_INT, true)
+local audit_entry = arg('audit')
+local set_mode = arg('set_mode')
 -- optional parses an override's argument: '' is none (false), anything
 -- else must be a decimal number in [0, 1e9] (it is written into the audit
 -- log's JSON as it is, so no hex, no exponent).
-local function optional(i, whole)
-  if ARGV[i] == '' then
+local function optional(name, whole)
+  if arg(name) == '' then
     return false
   end
-  if not string.match(ARGV[i], '^%d+%.?%d*$') then
+  if not string.match(arg(name), '^%d+%.?%d*$') then
     return nil
   end
-  return number(i, 0, 1e9, whole)
+  return number(name, 0, 1e9, whole)
 end
-local o_set = { optional(28), optional(29, true), optional(30, true) }
+local o_set = { optional('set_rate'), optional('set_burst', true), optional('set_cap', true) }
 if o_set[1] == nil or o_set[2] == nil or o_set[3] == nil or not modes[cfg_mode]
     or (set_mode ~= '' and not modes[set_mode]) or #audit_entry > 1024 then
   return redis.error_reply('ERR line: bad mode, override or audit entry')
@@ -196,9 +266,9 @@ end
 if op == 'limits' and not (o_set[1] or o_set[2] or o_set[3] or set_mode ~= '') then
   return redis.error_reply('ERR line: limits wants a value to set')
 end
-if not (now and rate and burst and capacity and claim_ms and session_ms and queue_ms and arg
-    and ticket_epoch and window_ms and catchup_ms and usable_until and heartbeat_ms and share
-    and invite_uses and invite_until and ev_pq and ev_start and ev_end) then
+if not (now and rate and burst and capacity and claim_ms and session_ms and queue_ms and refresh_ms and t_arg
+    and ticket_epoch and window_ms and catchup_ms and usable_until and heartbeat_ms and share and failed_at
+    and admit_n and invite_uses and invite_until and ev_pq and ev_start and ev_end) then
   return redis.error_reply('ERR line: bad arguments')
 end
 if (op == 'join' or op == 'vip') and (#arrival < 1 or #arrival > 128) then
@@ -207,17 +277,13 @@ end
 if op == 'vip' and (#invite < 1 or #invite > 128 or invite_uses < 1) then
   return redis.error_reply('ERR line: vip wants an invite id of 1 to 128 bytes and at least one use')
 end
-if #ev_id > 128 or (#ev_id > 0 and (#ev_key < 16 or #ev_key > 128 or not (ev_pq <= ev_start and ev_start < ev_end))) then
-  return redis.error_reply('ERR line: an event wants an id of at most 128 bytes, a draw key of 16 to 128 bytes and pre-queue <= start < end')
+if #ev_name > 128 or (#ev_name > 0 and (#ev_key < 16 or #ev_key > 128 or not (ev_pq <= ev_start and ev_start < ev_end))) then
+  return redis.error_reply('ERR line: an event wants a name of at most 128 bytes, a draw key of 16 to 128 bytes and pre-queue <= start < end')
 end
-if op == 'admit' and arg > MAX_CALLS then
-  return redis.error_reply('ERR line: admit at most ' .. MAX_CALLS .. ' at once')
-end
-
 local s = redis.call('HMGET', line, 'epoch', 'issued', 'admitted', 'tokens', 'raw', 'lt', 'paused', 'queue_all',
   'random', 'w_start', 'w_end', 'open_first', 'open_since', 'rkey', 'trim_mark', 'trim_at',
   'p_issued', 'p_admitted', 'p_credit', 'p_trim', 'ev', 'ev_state', 'ev_first', 'ev_start', 'ev_key', 'd_first',
-  'd_last', 'd_key', 'rounds', 'o_rate', 'o_burst', 'o_cap', 'o_mode')
+  'd_last', 'd_key', 'ev_pq', 'o_rate', 'o_burst', 'o_cap', 'o_mode', 'ev_until')
 -- The overrides, and what an action's audit entry reports as before.
 local o_rate, o_burst, o_cap = tonumber(s[30]), tonumber(s[31]), tonumber(s[32])
 local o_mode = modes[s[33]] and s[33] or ''
@@ -248,7 +314,9 @@ elseif op == 'reset' and s[1] then
   -- A new line under a later epoch: only the switches carry over (and
   -- the overrides, read above).
   local paused_was, queue_all_was = s[7], s[8]
-  redis.call('DEL', line, sessions, called, waiting, arrivals, ended, windows)
+  -- UNLINK frees a long line's sets off the main thread: the call
+  -- costs the same whatever the line's length.
+  redis.call('UNLINK', line, sessions, called, waiting, arrivals, ended, windows)
   s = { tostring(math.max(now, tonumber(s[1]) + 1)) }
   s[7], s[8] = paused_was, queue_all_was
 end
@@ -265,8 +333,9 @@ local closed = mode == 'reject'
 if not s[1] then
   -- A new line, or one whose hash was lost: nothing of an older line may
   -- leak into it (its tickets would collide with the new ones). Invites
-  -- stay used: a reset must not hand their places out again.
-  redis.call('DEL', sessions, called, waiting, arrivals, ended, windows)
+  -- stay used: a reset must not hand their places out again; events
+  -- drawn stay drawn, so no draw key is used twice.
+  redis.call('UNLINK', sessions, called, waiting, arrivals, ended, windows)
 end
 local epoch = tonumber(s[1]) or now
 local issued = tonumber(s[2]) or 0
@@ -298,16 +367,34 @@ local stored_key = s[25] or ''
 local d_first = tonumber(s[26]) or 1
 local d_last = tonumber(s[27]) or 0
 local d_key = s[28] or ''
+local stored_pq = tonumber(s[29])
+local stored_until = tonumber(s[34]) or 0
+if s[21] and not stored_pq then
+  -- An event entered by the script before events were told apart by
+  -- their schedule: it is the event passed if the name is.
+  stored_pq = ev == ev_name and ev_pq or -1
+end
 local minute = math.floor(now / 60000)
 local called_now = 0
 local issued0, admitted0 = issued, admitted
 
--- The clock: line time advances by the gap since the last call, at most
--- STEP; elapsed is the real gap, for the token bucket.
+-- The clock: line time advances by the gap since the last call, unless
+-- the gap looks like an outage, which counts STEP at most: a silence
+-- longer than a refresh while tickets wait or are called (their holders
+-- poll at least every refresh, so none could get through), or one the
+-- caller reports (its last renewal failed after the last call seen here).
+-- A quiet spell with nobody in line counts in full, so sessions lapse on
+-- time. elapsed is the real gap, for the token bucket.
 local elapsed = 0
 if now >= raw then
-  lt = lt + math.min(now - raw, STEP)
-  elapsed = now - raw
+  local gap = now - raw
+  local step = gap
+  if gap > math.max(refresh_ms, STEP) and ((failed_at > 0 and failed_at >= raw - TOLERANCE)
+      or redis.call('ZCARD', waiting) + redis.call('ZCARD', called) > 0) then
+    step = STEP
+  end
+  lt = lt + step
+  elapsed = gap
   raw = now
 elseif now < raw - TOLERANCE then
   raw = now
@@ -335,11 +422,21 @@ end
 -- the previous draw is called through, since one drawn range is kept at a
 -- time. In random order the pre-queue becomes one closed window, apart
 -- from the windows before it.
+-- An event is known by its schedule as well as its name: the edge derives
+-- its draw key from (name, pre-queue start, start). The event entered is
+-- the one passed while its name and pre-queue start are (same); its start
+-- may move while its pre-queue is open, keeping the key it was entered
+-- with. Every key drawn is kept in KEYS[11] (score: its event's end) and
+-- never entered again, so a reused name (or a start moved after the draw)
+-- is a new event with a pre-queue and a key of its own, no key is drawn
+-- twice, and a line reset before its draw enters its event again.
+local same = #ev_name > 0 and ev == ev_name and stored_pq == ev_pq
 local function draw()
   d_first, d_last, d_key = ev_first, issued, stored_key
   ev_state = 2
+  redis.call('ZADD', events, stored_until, stored_key)
 end
-if ev_state == 1 and ev == ev_id then
+if ev_state == 1 and same then
   stored_start = ev_start -- the operator may move the start
 end
 if ev_state == 1 and now >= stored_start and admitted >= d_last then
@@ -354,14 +451,18 @@ if ev_state == 1 and now >= stored_start and admitted >= d_last then
   end
   draw()
 end
-if ev ~= ev_id and ev_state ~= 1 and #ev_id > 0 and now >= ev_pq and now < ev_end then
+if ev_state ~= 1 and #ev_name > 0 and now >= ev_pq and now < ev_end and not (same and stored_start == ev_start)
+    and not redis.call('ZSCORE', events, ev_key) then
+  -- Schedules whose events ended a day ago can no longer be entered.
+  redis.call('ZREMRANGEBYSCORE', events, '-inf', '(' .. (now - DAY * 60000))
   if random and issued >= open_first then
     redis.call('ZADD', windows, issued, issued)
   end
   if random then
     open_first, open_since = issued + 1, lt
   end
-  ev, ev_state, ev_first, stored_start, stored_key = ev_id, 1, issued + 1, ev_start, ev_key
+  ev, ev_state, ev_first, stored_start, stored_key = ev_name, 1, issued + 1, ev_start, ev_key
+  stored_pq, stored_until, same = ev_pq, ev_end, true
   if now >= ev_start and admitted >= d_last then
     -- Entered after its start: an empty pre-queue, drawn at once.
     draw()
@@ -371,10 +472,26 @@ local held = ev_state == 1
 
 -- Forget what has expired: sessions, unclaimed calls, waiting visitors
 -- who stopped polling, and tombstones. Memory follows the live population.
-redis.call('ZREMRANGEBYSCORE', sessions, '-inf', lt)
-redis.call('ZREMRANGEBYSCORE', called, '-inf', lt)
-redis.call('ZREMRANGEBYSCORE', waiting, '-inf', lt - queue_ms)
-redis.call('ZREMRANGEBYSCORE', ended, '-inf', lt)
+-- At most SWEEP of each a call, the oldest first (a quiet spell can expire
+-- a million tickets at once); the rest are no longer counted, since every
+-- reader below asks whether an entry is still alive (alive), not only
+-- whether it is there.
+local floor = { [sessions] = lt, [called] = lt, [waiting] = lt - queue_ms, [ended] = lt }
+for key, at in pairs(floor) do
+  local n = redis.call('ZCOUNT', key, '-inf', at)
+  if n > 0 then
+    redis.call('ZREMRANGEBYRANK', key, 0, math.min(n, SWEEP) - 1)
+  end
+end
+-- alive is whether t is in key and has not expired.
+local function alive(key, t)
+  local score = tonumber(redis.call('ZSCORE', key, t))
+  return score ~= nil and score > floor[key]
+end
+-- count is how many entries of key have not expired.
+local function count(key)
+  return redis.call('ZCOUNT', key, '(' .. floor[key], '+inf')
+end
 
 -- free is how many more visitors may be called in now: capacity less live
 -- sessions (ended ones whose passes still admit included) and calls still
@@ -383,7 +500,7 @@ local function free()
   if capacity <= 0 then
     return math.huge
   end
-  return capacity - redis.call('ZCARD', sessions) - redis.call('ZCARD', called)
+  return capacity - count(sessions) - count(called)
 end
 
 -- keys_for derives a window's round keys from the line's secret key (or a
@@ -397,45 +514,23 @@ end
 -- the key. Package draw computes the same in Go.
 local P = 67108859
 local ROUNDS = 12
--- A line that was calling a random window when the script went from four
--- rounds to ROUNDS finishes that window with four, or some of its tickets
--- would never be called; every window begun since uses ROUNDS.
-local rounds = tonumber(s[29])
-if not rounds then
-  rounds = ROUNDS
-  if s[1] and was_random and admitted < w_end then
-    rounds = 4
-  end
-end
 local round_keys = {}
 local function keys_for(seed)
   local k = round_keys[seed]
   if k then
     return k
   end
-  local text, n = random_key .. ':' .. epoch .. ':' .. seed, rounds
+  local text = random_key .. ':' .. epoch .. ':' .. seed
   if seed == d_first and d_first <= d_last then
-    text, n = 'draw:' .. d_key, ROUNDS
+    text = 'draw:' .. d_key
   end
   k = {}
-  if n == 4 then
-    -- The previous script's keys, for the window it began.
-    local h = 0
+  for r = 1, 2 * ROUNDS do
+    local h, m = 0, 257 + 2 * r
     for i = 1, #text do
-      h = (h * 257 + string.byte(text, i) + 1) % P
+      h = (h * m + string.byte(text, i) + 1) % P
     end
-    for r = 1, 8 do
-      h = (h * h + 7919 * r + 1) % P
-      k[r] = h
-    end
-  else
-    for r = 1, 2 * n do
-      local h, m = 0, 257 + 2 * r
-      for i = 1, #text do
-        h = (h * m + string.byte(text, i) + 1) % P
-      end
-      k[r] = (h * h + 7919 * r + 1) % P
-    end
+    k[r] = (h * h + 7919 * r + 1) % P
   end
   round_keys[seed] = k
   return k
@@ -479,7 +574,7 @@ local function ticket_at(p)
   if p > w_end then
     -- The next window: the oldest closed one, or, when none has closed,
     -- the one still filling, cut here so nobody waits for it to fill.
-    w_start, rounds = w_end + 1, ROUNDS
+    w_start = w_end + 1
     local oldest = redis.call('ZPOPMIN', windows)
     if oldest[1] then
       w_end = tonumber(oldest[1])
@@ -528,7 +623,8 @@ local function call_in(limit, available, bounded)
     else
       break
     end
-    if redis.call('ZREM', waiting, t) == 1 then
+    if alive(waiting, t) then
+      redis.call('ZREM', waiting, t)
       redis.call('ZADD', called, lt + claim_ms, t)
       places, limit, calls_left = places - 1, limit - 1, calls_left - 1
       called_now = called_now + 1
@@ -604,14 +700,14 @@ end
 -- poll of a claimed ticket answers with the same session, and extends it,
 -- since the answer carries a pass that admits for a heartbeat.
 local function standing(t)
-  if not valid(t) or redis.call('ZSCORE', ended, t) then
+  if not valid(t) or alive(ended, t) then
     return nil
   end
-  if redis.call('ZSCORE', sessions, t) then
+  if alive(sessions, t) then
     redis.call('ZADD', sessions, lt + session_ms, t)
     return 1
   end
-  if redis.call('ZSCORE', called, t) then
+  if alive(called, t) then
     if queue_all then
       redis.call('ZADD', called, lt + claim_ms, t)
       return 0
@@ -620,7 +716,7 @@ local function standing(t)
     redis.call('ZADD', sessions, lt + session_ms, t)
     return 1
   end
-  if redis.call('ZSCORE', waiting, t) then
+  if alive(waiting, t) then
     redis.call('ZADD', waiting, lt, t)
     return 0
   end
@@ -631,13 +727,13 @@ end
 -- a live session stays one; a waiting or called ticket keeps its place
 -- (it is seen, and its call held as under queue-all) but is not let in.
 local function closed_poll(t)
-  if valid(t) and redis.call('ZSCORE', sessions, t) then
+  if valid(t) and alive(sessions, t) and not alive(ended, t) then
     return standing(t)
   end
   if valid(t) then
-    if redis.call('ZSCORE', waiting, t) then
+    if alive(waiting, t) then
       redis.call('ZADD', waiting, lt, t)
-    elseif redis.call('ZSCORE', called, t) then
+    elseif alive(called, t) then
       redis.call('ZADD', called, lt + claim_ms, t)
     end
   end
@@ -655,9 +751,9 @@ if closed and (op == 'join' or op == 'vip') then
     outcome = 4
   end
 elseif closed and op == 'poll' then
-  ticket, outcome = arg, 4
+  ticket, outcome = t_arg, 4
   if ticket_epoch == epoch then
-    outcome = closed_poll(arg)
+    outcome = closed_poll(t_arg)
   end
 elseif op == 'join' then
   -- A known arrival whose ticket still holds a place is answered as a
@@ -694,50 +790,39 @@ elseif op == 'vip' then
 elseif op == 'poll' then
   -- A ticket of an earlier line (its state was lost or reset), or whose
   -- place is gone (called but not claimed in time, passed over while its
-  -- holder was away, or its session ended), is replaced at the back.
-  -- A lost priority ticket is replaced in the priority lane.
-  local o = ticket_epoch == epoch and standing(arg)
-  if o then
-    ticket, outcome = arg, o
-  else
-    if arg < 0 then
-      ticket = new_priority()
-    else
-      ticket = new_ticket()
-    end
-    outcome = standing(ticket) == 1 and 1 or 2
-  end
+  -- holder was away, or its session ended), is lost. No place is handed
+  -- out here: only join and vip hand them out, the doors the edge's join
+  -- limit and an invite's uses guard.
+  ticket, outcome = t_arg, ticket_epoch == epoch and standing(t_arg) or 2
 elseif op == 'renew' then
-  -- A session the store no longer holds (lost with the store's state) is
-  -- taken back when a place is free, unless it ended.
-  if ticket_epoch == epoch and valid(arg) and not redis.call('ZSCORE', ended, arg) then
-    if redis.call('ZSCORE', sessions, arg) or (not redis.call('ZSCORE', waiting, arg)
-        and not redis.call('ZSCORE', called, arg) and free() >= 1) then
-      redis.call('ZADD', sessions, lt + session_ms, arg)
-      outcome = 1
-    end
+  -- Only a live session is renewed. One the store no longer holds (it
+  -- expired, or was lost with the store's state) is not taken back: its
+  -- holder joins again as a newcomer, through the same guards.
+  if ticket_epoch == epoch and valid(t_arg) and not alive(ended, t_arg) and alive(sessions, t_arg) then
+    redis.call('ZADD', sessions, lt + session_ms, t_arg)
+    outcome = 1
   end
 elseif op == 'end' then
   -- Never renewed again; the place is held while a pass of it may still
   -- admit without asking, then freed: the ending pass's usable_until, or,
   -- when another tab holds the pass of a later renewal (expiry less the
   -- ttl), that renewal plus a heartbeat.
-  if ticket_epoch == epoch and valid(arg) then
-    redis.call('ZADD', ended, lt + session_ms, arg)
-    local expiry = tonumber(redis.call('ZSCORE', sessions, arg))
+  if ticket_epoch == epoch and valid(t_arg) then
+    redis.call('ZADD', ended, lt + session_ms, t_arg)
+    local expiry = alive(sessions, t_arg) and tonumber(redis.call('ZSCORE', sessions, t_arg))
     if expiry then
       local left = math.max(usable_until - now, expiry - session_ms + heartbeat_ms - lt)
       local hold = lt + math.min(left, session_ms)
       if hold <= lt then
-        redis.call('ZREM', sessions, arg)
+        redis.call('ZREM', sessions, t_arg)
       elseif hold < expiry then
-        redis.call('ZADD', sessions, hold, arg)
+        redis.call('ZADD', sessions, hold, t_arg)
       end
     end
   end
   settle()
 elseif op == 'admit' then
-  call_in(arg, 0, false)
+  call_in(admit_n, 0, false)
 elseif op == 'pause' then
   paused = true
 elseif op == 'resume' then
@@ -819,11 +904,12 @@ redis.call('HSET', line, 'epoch', epoch, 'issued', issued, 'admitted', admitted,
   'trim_mark', trim_mark, 'trim_at', trim_at, 'p_issued', p_issued, 'p_admitted', p_admitted,
   'p_credit', string.format('%.6f', p_credit), 'p_trim', p_trim, 'ev', ev, 'ev_state', ev_state,
   'ev_first', ev_first, 'ev_start', stored_start, 'ev_key', stored_key, 'd_first', d_first, 'd_last', d_last, 'd_key', d_key,
-  'rounds', rounds, 'o_rate', o_rate or '', 'o_burst', o_burst or '', 'o_cap', o_cap or '', 'o_mode', o_mode)
+  'ev_pq', stored_pq or '', 'ev_until', stored_until, 'o_rate', o_rate or '', 'o_burst', o_burst or '', 'o_cap', o_cap or '',
+  'o_mode', o_mode)
 
 -- This minute's record in the history: the fields of a record a day old
 -- are started afresh.
-local live, waiting_now = redis.call('ZCARD', sessions), redis.call('ZCARD', waiting)
+local live, waiting_now = count(sessions), count(waiting)
 local refusals = refused
 if outcome == 3 or (outcome == 4 and op ~= 'poll') then
   refusals = refusals + 1
@@ -858,17 +944,26 @@ if #audit_entry > 0 then
   redis.call('LTRIM', audit, 0, AUDIT_CAP - 1)
 end
 
-local flags = (paused and 1 or 0) + (queue_all and 2 or 0)
--- The event's figures are for the event passed, and only once entered.
-local state, pq_first, drawn_first, drawn_last = 0, 0, 0, 0
-if #ev_id > 0 and ev == ev_id then
-  state, pq_first = ev_state, ev_first
+-- The event's figures are for the event passed, and only once entered:
+-- while its pre-queue is open (its start may have moved), and once drawn
+-- at the start passed.
+local ev_state_out, pq_first, drawn_first, drawn_last, key_out = 0, 0, 0, 0, ''
+if same and (ev_state == 1 or stored_start == ev_start) then
+  ev_state_out, pq_first, key_out = ev_state, ev_first, stored_key
   if ev_state == 2 then
     drawn_first, drawn_last = d_first, d_last
   end
 end
-return { epoch, issued, admitted, flags, ticket, outcome,
-  live, redis.call('ZCARD', called), recent, since,
-  called_now, call_from, call_to, groups_ahead, p_issued, p_admitted, state, pq_first,
-  drawn_first, drawn_last, o_rate and math.floor(o_rate * 1000 + 0.5) or -1, o_burst or -1, o_cap or -1,
-  modes[o_mode] or 0 }
+local reply = {}
+reply[REPLY.epoch], reply[REPLY.issued], reply[REPLY.admitted] = epoch, issued, admitted
+reply[REPLY.flags] = (paused and 1 or 0) + (queue_all and 2 or 0)
+reply[REPLY.ticket], reply[REPLY.outcome] = ticket, outcome
+reply[REPLY.live], reply[REPLY.called] = live, count(called)
+reply[REPLY.recent], reply[REPLY.since], reply[REPLY.called_now] = recent, since, called_now
+reply[REPLY.call_from], reply[REPLY.call_to], reply[REPLY.groups_ahead] = call_from, call_to, groups_ahead
+reply[REPLY.p_issued], reply[REPLY.p_admitted] = p_issued, p_admitted
+reply[REPLY.ev_state], reply[REPLY.pq_first] = ev_state_out, pq_first
+reply[REPLY.drawn_first], reply[REPLY.drawn_last], reply[REPLY.ev_key] = drawn_first, drawn_last, key_out
+reply[REPLY.o_rate] = o_rate and math.floor(o_rate * 1000 + 0.5) or -1
+reply[REPLY.o_burst], reply[REPLY.o_cap], reply[REPLY.o_mode] = o_burst or -1, o_cap or -1, modes[o_mode] or 0
+return reply

@@ -81,6 +81,11 @@ type Policy struct {
 	// QueueTimeout is how long a waiting visitor keeps their place without
 	// polling.
 	QueueTimeout time.Duration
+	// Refresh is the longest a waiting visitor goes between polls. A
+	// silence longer than that while tickets wait is taken as an outage,
+	// which costs nobody a place; a shorter one, or one with nobody in
+	// line, counts in full, so sessions lapse on time in a quiet room.
+	Refresh time.Duration
 	// RandomWindow, when set, calls visitors who arrived within the same
 	// window of this length in a random order; 0 is first come, first served.
 	RandomWindow time.Duration

@@ -19,7 +19,7 @@ import (
 var lineScript string
 
 // The name EVALSHA knows line.lua by is a constant written by go generate
-// (linesha.go), not hashed at run time: every edge request that called the
+// (lineproto.go), not hashed at run time: every edge request that called the
 // store hashed the 36 KB script, and in the simulator that hashing was the
 // costliest single function (14% of its process's CPU, by perf). A package-level
 // initializer would not do: TinyGo evaluates those at compile time, and
@@ -27,7 +27,7 @@ var lineScript string
 // is in the doc of package main). TestScriptSHA fails when line.lua changes
 // and the constant does not.
 //
-//go:generate ./gen-linesha
+//go:generate go run ./genline
 
 // Request is one HTTP POST to the Upstash REST API.
 type Request struct {
@@ -88,7 +88,7 @@ func (u *Upstash) Join(ctx context.Context, room string, p Policy, arrival strin
 	if arrival == "" || len(arrival) > maxArrival {
 		return Place{}, fmt.Errorf("join %s: %w: arrival id of %d bytes, want 1 to %d", room, ErrRejected, len(arrival), maxArrival)
 	}
-	r, err := u.run(ctx, room, p, call{op: "join", arrival: arrival}, now)
+	r, err := u.run(ctx, room, p, lineArgs{Op: "join", Arrival: arrival}, now)
 	return r.place(), err
 }
 
@@ -106,14 +106,14 @@ func (u *Upstash) JoinPriority(ctx context.Context, room string, p Policy, arriv
 	case inv.Uses < 1 || inv.Uses > MaxInviteUses:
 		return Place{}, fmt.Errorf("join %s: %w: invite of %d uses, want 1 to %d", room, ErrRejected, inv.Uses, MaxInviteUses)
 	}
-	r, err := u.run(ctx, room, p, call{op: "vip", arrival: arrival, invite: inv.ID, uses: int64(inv.Uses),
-		until: max(0, inv.Until.Add(inviteMargin).UnixMilli())}, now)
+	r, err := u.run(ctx, room, p, lineArgs{Op: "vip", Arrival: arrival, Invite: inv.ID, Uses: int64(inv.Uses),
+		InviteUntil: unixMS(inv.Until.Add(inviteMargin))}, now)
 	return r.place(), err
 }
 
 // Poll implements Store.
 func (u *Upstash) Poll(ctx context.Context, room string, p Policy, t Ticket, now time.Time) (Place, error) {
-	r, err := u.run(ctx, room, p, call{op: "poll", arg: t.Number, epoch: max(0, t.Epoch)}, now)
+	r, err := u.run(ctx, room, p, lineArgs{Op: "poll", Ticket: t.Number, Epoch: max(0, t.Epoch)}, now)
 	return r.place(), err
 }
 
@@ -134,7 +134,7 @@ func (u *Upstash) Admit(ctx context.Context, room string, p Policy, n int64, now
 	if n < 0 || n > MaxCallsPerOp {
 		return Line{}, fmt.Errorf("admit %s: %w: %d visitors at once, want 0 to %d (admit more in chunks)", room, ErrRejected, n, MaxCallsPerOp)
 	}
-	r, err := u.run(ctx, room, p, call{op: "admit", arg: n}, now)
+	r, err := u.run(ctx, room, p, lineArgs{Op: "admit", N: n}, now)
 	return r.line, err
 }
 
@@ -145,7 +145,7 @@ func (u *Upstash) Control(ctx context.Context, room string, p Policy, c Control,
 	default:
 		return Line{}, fmt.Errorf("%w: unknown control %q", ErrRejected, c)
 	}
-	r, err := u.run(ctx, room, p, call{op: string(c)}, now)
+	r, err := u.run(ctx, room, p, lineArgs{Op: string(c)}, now)
 	return r.line, err
 }
 
@@ -157,13 +157,13 @@ const maxActor = 128
 // holds exactly the actions that took effect, with the state before and
 // after each.
 func (u *Upstash) Operate(ctx context.Context, room string, p Policy, a Action, now time.Time) (Line, error) {
-	c := call{op: a.Op}
+	c := lineArgs{Op: a.Op}
 	switch a.Op {
 	case OpAdmit:
 		if a.N < 1 || a.N > MaxCallsPerOp {
 			return Line{}, fmt.Errorf("admit %s: %w: %d visitors at once, want 1 to %d", room, ErrRejected, a.N, MaxCallsPerOp)
 		}
-		c.arg = a.N
+		c.N = a.N
 	case OpLimits:
 		if a.Set.Empty() {
 			return Line{}, fmt.Errorf("limits %s: %w: nothing to set", room, ErrRejected)
@@ -171,7 +171,7 @@ func (u *Upstash) Operate(ctx context.Context, room string, p Policy, a Action, 
 		if err := a.Set.check(); err != nil {
 			return Line{}, fmt.Errorf("limits %s: %w: %v", room, ErrRejected, err)
 		}
-		c.set = a.Set
+		c.SetRate, c.SetBurst, c.SetCapacity, c.SetMode = optional(a.Set.PerMinute), optional(a.Set.Burst), optional(a.Set.Capacity), string(a.Set.Mode)
 	case OpClear, OpReset, string(Pause), string(Resume), string(QueueAll):
 	default:
 		return Line{}, fmt.Errorf("%w: unknown action %q", ErrRejected, a.Op)
@@ -193,7 +193,7 @@ func (u *Upstash) Operate(ctx context.Context, room string, p Policy, a Action, 
 	if err != nil {
 		return Line{}, fmt.Errorf("%s %s: %w: %v", a.Op, room, ErrProtocol, err)
 	}
-	c.audit = string(prefix[:len(prefix)-1])
+	c.Audit = string(prefix[:len(prefix)-1])
 	r, err := u.run(ctx, room, p, c, now)
 	return r.line, err
 }
@@ -231,23 +231,22 @@ func WithRefusal(ctx context.Context) context.Context {
 	return context.WithValue(ctx, refusedKey{}, true)
 }
 
-func refused(ctx context.Context) string {
-	if v, _ := ctx.Value(refusedKey{}).(bool); v {
-		return "1"
-	}
-	return "0"
+func refused(ctx context.Context) bool {
+	v, _ := ctx.Value(refusedKey{}).(bool)
+	return v
 }
 
 // Stats implements Store.
 func (u *Upstash) Stats(ctx context.Context, room string, p Policy, now time.Time) (Line, error) {
-	r, err := u.run(ctx, room, p, call{op: "stats"}, now)
+	r, err := u.run(ctx, room, p, lineArgs{Op: "stats"}, now)
 	return r.line, err
 }
 
 // Keys are the Redis keys that hold room's state, in the order the script
 // takes them: the line's hash, then the sorted sets of live sessions,
 // called tickets, waiting tickets, arrivals, ended sessions, closed
-// random-order windows and used invites. The room is a hash tag ({room}),
+// random-order windows and used invites, the hash of the history, the
+// list of the audit log, and the sorted set of draw keys drawn. The room is a hash tag ({room}),
 // so all of a room's keys live in one cluster slot.
 func (u *Upstash) Keys(room string) []string {
 	prefix := u.Prefix
@@ -256,7 +255,8 @@ func (u *Upstash) Keys(room string) []string {
 	}
 	base := prefix + "{" + room + "}:"
 	return []string{base + "line", base + "sessions", base + "called", base + "waiting",
-		base + "arrivals", base + "ended", base + "windows", base + "invites", base + "history", base + "audit"}
+		base + "arrivals", base + "ended", base + "windows", base + "invites", base + "history", base + "audit",
+		base + "events"}
 }
 
 // sessionID names the live session ticket became in the line of epoch.
@@ -277,28 +277,32 @@ func parseSession(id string) (epoch, ticket int64, ok bool) {
 	return epoch, ticket, true
 }
 
-// call is what one operation sends besides the room and its policy.
-type call struct {
-	op      string
-	arg     int64 // a ticket, or n for admit
-	arrival string
-	epoch   int64 // of the ticket or session
-	until   int64 // ms: when an ended session's pass stops admitting, or an invite's count may go
-	invite  string
-	uses    int64
-	set     Overrides // limits
-	audit   string    // an operator action's audit entry, less its states and closing brace
-}
-
 // sessionCall is the call about session s. A session id this store could
 // not have given, or whose line is not s.Epoch, names ticket 0, which the
 // script answers as a session that is gone.
-func sessionCall(op string, s SessionRef) call {
-	c := call{op: op, until: max(0, s.UsableUntil.UnixMilli())}
+func sessionCall(op string, s SessionRef) lineArgs {
+	a := lineArgs{Op: op, UsableUntil: unixMS(s.UsableUntil), FailedAt: unixMS(s.FailedAt)}
 	if epoch, ticket, ok := parseSession(s.ID); ok && epoch == s.Epoch {
-		c.arg, c.epoch = ticket, epoch
+		a.Ticket, a.Epoch = ticket, epoch
 	}
-	return c
+	return a
+}
+
+// unixMS is t in ms since 1970 for the script: 0 for the zero time (or
+// anything before 1970).
+func unixMS(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return max(0, t.UnixMilli())
+}
+
+// flag is a flag argument as the script reads it.
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }
 
 type result struct {
@@ -318,15 +322,16 @@ func (r result) place() Place {
 	return pl
 }
 
-// replyLen is the number of values the script returns.
-const replyLen = 24
-
 // DrawKey is the key a room's event is drawn with: derived from RandomKey,
 // so nobody without the store's secret can know it before it is revealed,
-// and fixed by the event's ID, so its commitment never changes.
-func (u *Upstash) DrawKey(room, event string) string {
+// and from the event's schedule as well as its name, so an event scheduled
+// again under the same name is drawn with a new key. The script keeps the
+// key an event was entered with (its start may move while its pre-queue
+// is open) and answers it, so the commitment published never changes.
+func (u *Upstash) DrawKey(room string, e Event) string {
 	m := hmac.New(sha256.New, []byte(u.RandomKey))
-	m.Write([]byte("draw\x00" + room + "\x00" + event))
+	m.Write([]byte("draw\x00" + room + "\x00" + e.ID + "\x00" + strconv.FormatInt(unixMS(e.PrequeueFrom), 10) +
+		"\x00" + strconv.FormatInt(unixMS(e.Starts), 10)))
 	return hex.EncodeToString(m.Sum(nil))
 }
 
@@ -339,78 +344,65 @@ func Commitment(key string) string {
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
-func (u *Upstash) run(ctx context.Context, room string, p Policy, c call, now time.Time) (result, error) {
+func (u *Upstash) run(ctx context.Context, room string, p Policy, a lineArgs, now time.Time) (result, error) {
 	ctx, cancel := u.withTimeout(ctx)
 	defer cancel()
 
-	keys := u.Keys(room)
-	args := append([]string{strconv.Itoa(len(keys))}, keys...)
-	args = append(args, c.op,
-		strconv.FormatInt(max(0, now.UnixMilli()), 10),
-		strconv.FormatFloat(p.PerMinute, 'f', -1, 64),
-		strconv.Itoa(p.Burst),
-		strconv.Itoa(p.Capacity),
-		ms(p.ClaimWindow), ms(p.SessionTTL), ms(p.QueueTimeout),
-		strconv.FormatInt(c.arg, 10),
-		c.arrival,
-		strconv.FormatInt(c.epoch, 10),
-		ms(p.RandomWindow),
-		u.RandomKey,
-		ms(p.CatchUp),
-		strconv.FormatInt(c.until, 10),
-		ms(p.Heartbeat),
-		strconv.FormatFloat(min(max(p.PriorityShare, 0), 1), 'f', -1, 64),
-		c.invite, strconv.FormatInt(c.uses, 10), strconv.FormatInt(c.until, 10))
-	var key string
+	a.Now = unixMS(now)
+	a.Rate, a.Burst, a.Capacity = p.PerMinute, int64(p.Burst), int64(p.Capacity)
+	a.ClaimMS, a.SessionMS, a.QueueMS = p.ClaimWindow.Milliseconds(), p.SessionTTL.Milliseconds(), p.QueueTimeout.Milliseconds()
+	a.RefreshMS, a.WindowMS, a.CatchUpMS = p.Refresh.Milliseconds(), p.RandomWindow.Milliseconds(), p.CatchUp.Milliseconds()
+	a.HeartbeatMS, a.Share = p.Heartbeat.Milliseconds(), min(max(p.PriorityShare, 0), 1)
+	a.RandomKey, a.Refused = u.RandomKey, refused(ctx)
 	if e := p.Event; e != nil {
-		key = u.DrawKey(room, e.ID)
-		args = append(args, e.ID, strconv.FormatInt(max(0, e.PrequeueFrom.UnixMilli()), 10),
-			strconv.FormatInt(max(0, e.Starts.UnixMilli()), 10), strconv.FormatInt(max(0, e.Ends.UnixMilli()), 10), key)
-	} else {
-		args = append(args, "", "0", "0", "0", "")
+		a.EventName, a.EventKey = e.ID, u.DrawKey(room, *e)
+		a.EventPrequeue, a.EventStart, a.EventEnd = unixMS(e.PrequeueFrom), unixMS(e.Starts), unixMS(e.Ends)
 	}
-	mode := p.Mode
-	if mode == "" {
-		mode = Fifo
+	a.Mode = string(p.Mode)
+	if p.Mode == "" {
+		a.Mode = string(Fifo)
 		if p.RandomWindow > 0 {
-			mode = Random
+			a.Mode = string(Random)
 		}
 	}
-	args = append(args, string(mode), c.audit, optional(c.set.PerMinute), optional(c.set.Burst),
-		optional(c.set.Capacity), string(c.set.Mode), refused(ctx))
-	raw, err := u.command(ctx, append([]string{"EVALSHA", lineScriptSHA}, args...))
+	keys := u.Keys(room)
+	args := append([]string{"EVALSHA", lineScriptSHA, strconv.Itoa(len(keys))}, keys...)
+	args, ok := a.argv(args)
+	if !ok {
+		return result{}, fmt.Errorf("%s %s: %w: no such operation", a.Op, room, ErrRejected)
+	}
+	raw, err := u.command(ctx, args)
 	if errors.Is(err, errNoScript) {
 		// Scripts are cached only until the database restarts or flushes
 		// them; the source is always at hand to send again.
-		raw, err = u.command(ctx, append([]string{"EVAL", lineScript}, args...))
+		args[0], args[1] = "EVAL", lineScript
+		raw, err = u.command(ctx, args)
 	}
-	var reply []int64
+	var r lineReply
 	if err == nil {
-		err = decode(raw, &reply)
+		err = r.read(raw)
 	}
 	if err != nil {
-		return result{}, fmt.Errorf("%s %s: %w", c.op, room, err)
+		return result{}, fmt.Errorf("%s %s: %w", a.Op, room, err)
 	}
-	if len(reply) != replyLen {
-		return result{}, fmt.Errorf("%s %s: %w: script returned %d values, want %d", c.op, room, ErrProtocol, len(reply), replyLen)
-	}
-	ev := EventState{Phase: EventPhase(reply[16]), First: reply[17], DrawFirst: reply[18], DrawLast: reply[19]}
-	if p.Event != nil {
-		ev.Commitment = Commitment(key)
-	}
-	if ev.Phase == Drawn {
-		ev.Key = key
+	ev := EventState{Phase: EventPhase(r.EventState), First: r.PrequeueFirst, DrawFirst: r.DrawnFirst, DrawLast: r.DrawnLast}
+	if r.EventKey != "" {
+		ev.Commitment = Commitment(r.EventKey)
+		if ev.Phase == Drawn {
+			ev.Key = r.EventKey
+		}
 	}
 	return result{
-		line: Line{Epoch: reply[0], Issued: reply[1], Admitted: reply[2], Overrides: overrides(reply[20:24]),
-			Paused: reply[3]&1 != 0, QueueAll: reply[3]&2 != 0,
-			Active: reply[6], Called: reply[7], Recent: reply[8], RecentSince: time.UnixMilli(reply[9]),
-			CalledNow: reply[10], PriorityIssued: reply[14], PriorityAdmitted: reply[15], Event: ev},
-		ticket:      reply[4],
-		outcome:     reply[5],
-		callFrom:    reply[11],
-		callTo:      reply[12],
-		groupsAhead: reply[13],
+		line: Line{Epoch: r.Epoch, Issued: r.Issued, Admitted: r.Admitted,
+			Overrides: overrides(r.OverrideRate, r.OverrideBurst, r.OverrideCapacity, r.OverrideMode),
+			Paused:    r.Flags&1 != 0, QueueAll: r.Flags&2 != 0,
+			Active: r.Live, Called: r.Called, Recent: r.Recent, RecentSince: time.UnixMilli(r.Since),
+			CalledNow: r.CalledNow, PriorityIssued: r.PriorityIssued, PriorityAdmitted: r.PriorityAdmitted, Event: ev},
+		ticket:      r.Ticket,
+		outcome:     r.Outcome,
+		callFrom:    r.CallFrom,
+		callTo:      r.CallTo,
+		groupsAhead: r.GroupsAhead,
 	}, nil
 }
 
@@ -537,28 +529,28 @@ var modeCodes = [...]Mode{1: Fifo, 2: Random, 3: Passthrough, 4: Reject}
 
 // overrides reads the script's overrides: the rate in thousandths, the
 // burst and the capacity, -1 for "not overridden", and the mode's code.
-func overrides(r []int64) Overrides {
+func overrides(rate, burst, capacity, mode int64) Overrides {
 	var o Overrides
-	if r[0] >= 0 {
-		v := float64(r[0]) / 1000
+	if rate >= 0 {
+		v := float64(rate) / 1000
 		o.PerMinute = &v
 	}
-	if r[1] >= 0 {
-		v := int(r[1])
+	if burst >= 0 {
+		v := int(burst)
 		o.Burst = &v
 	}
-	if r[2] >= 0 {
-		v := int(r[2])
+	if capacity >= 0 {
+		v := int(capacity)
 		o.Capacity = &v
 	}
-	if r[3] > 0 && r[3] < int64(len(modeCodes)) {
-		o.Mode = modeCodes[r[3]]
+	if mode > 0 && mode < int64(len(modeCodes)) {
+		o.Mode = modeCodes[mode]
 	}
 	return o
 }
 
 // answer is Upstash's reply to one command. The script returns integers
-// only, so no response encoding is requested.
+// and hex strings only, so no response encoding is requested.
 type answer struct {
 	Result json.RawMessage `json:"result"`
 	Error  string          `json:"error"`

@@ -35,7 +35,7 @@ func (r *replay) RoundTrip(ctx context.Context, req Request) (Response, error) {
 }
 
 func TestUpstashProtocol(t *testing.T) {
-	ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,5,3,2,5,1,7,1,12,1699999999000,2,5,5,0,3,2,0,0,0,0,-1,-1,-1,0]}`)}
+	ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,5,3,2,5,1,7,1,12,1699999999000,2,5,5,0,3,2,0,0,0,0,"",-1,-1,-1,0]}`)}
 	tests := []struct {
 		name     string
 		answers  []Response
@@ -60,7 +60,8 @@ func TestUpstashProtocol(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := &replay{answers: tc.answers, err: tc.err}
 			u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
-			p := Policy{PerMinute: 60, Burst: 2, Capacity: 9, ClaimWindow: 30 * time.Second, SessionTTL: time.Minute, QueueTimeout: 15 * time.Minute, CatchUp: 20 * time.Second}
+			p := Policy{PerMinute: 60, Burst: 2, Capacity: 9, ClaimWindow: 30 * time.Second, SessionTTL: time.Minute, QueueTimeout: 15 * time.Minute,
+				Refresh: 10 * time.Second, CatchUp: 20 * time.Second}
 			pl, err := u.Join(context.Background(), "shop", p, "arrival", time.UnixMilli(1700000000123))
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 				t.Fatalf("error %v, want %v", err, tc.wantErr)
@@ -75,10 +76,16 @@ func TestUpstashProtocol(t *testing.T) {
 				if c[0] != tc.wantCmds[i] {
 					t.Fatalf("command %d is %s, want %s", i, c[0], tc.wantCmds[i])
 				}
-				want := []string{"10", "wr:{shop}:line", "wr:{shop}:sessions", "wr:{shop}:called", "wr:{shop}:waiting",
+				// The keys; the header (op, now, rate, burst, capacity, claim,
+				// session, queue, refresh, window, catch-up, heartbeat, share,
+				// mode, random key, event name, pre-queue, start, end, draw
+				// key, refused); join's tail (the arrival).
+				want := []string{"11", "wr:{shop}:line", "wr:{shop}:sessions", "wr:{shop}:called", "wr:{shop}:waiting",
 					"wr:{shop}:arrivals", "wr:{shop}:ended", "wr:{shop}:windows", "wr:{shop}:invites", "wr:{shop}:history", "wr:{shop}:audit",
-					"join", "1700000000123", "60", "2", "9", "30000", "60000", "900000", "0", "arrival", "0", "0", "", "20000", "0", "0",
-					"0", "", "0", "0", "", "0", "0", "0", "", "fifo", "", "", "", "", "", "0"}
+					"wr:{shop}:events",
+					"join", "1700000000123", "60", "2", "9", "30000", "60000", "900000", "10000", "0", "20000", "0", "0",
+					"fifo", "", "", "0", "0", "0", "", "0",
+					"arrival"}
 				if len(c) != 2+len(want) {
 					t.Fatalf("command %q has %d arguments, want %d", c, len(c)-2, len(want))
 				}
@@ -104,7 +111,7 @@ func TestUpstashProtocol(t *testing.T) {
 
 // TestScriptSHA checks the name EVALSHA sends against a digest of the
 // embedded line.lua computed here, at run time: it fails when line.lua
-// changes and linesha.go was not generated again (go generate ./store).
+// changes and lineproto.go was not generated again (go generate ./store).
 // TinyGo 0.33 once compiled the package-level initializer that held it into
 // 40 NUL bytes; every operation then cost a NOSCRIPT answer and an EVAL. The
 // test runs natively, in Go's wasm and under `tinygo test`.
@@ -122,7 +129,7 @@ func TestScriptSHA(t *testing.T) {
 	if lineScriptSHA != want {
 		t.Fatalf("lineScriptSHA is %q, line.lua's SHA-1 is %q: run go generate ./store", lineScriptSHA, want)
 	}
-	tr := &replay{answers: []Response{{Status: 200, Body: []byte(`{"result":[1,1,1,0,1,1,1,0,1,1,1,1,1,0,0,0,0,0,0,0,-1,-1,-1,0]}`)}}}
+	tr := &replay{answers: []Response{{Status: 200, Body: []byte(`{"result":[1,1,1,0,1,1,1,0,1,1,1,1,1,0,0,0,0,0,0,0,"",-1,-1,-1,0]}`)}}}
 	u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
 	if _, err := u.Join(context.Background(), "shop", Policy{Capacity: 1}, "sid", time.UnixMilli(1)); err != nil {
 		t.Fatal(err)
@@ -168,8 +175,9 @@ func TestSessionIDs(t *testing.T) {
 }
 
 // TestSessionArguments checks what Renew and End send for a session: its
-// ticket and line, and when its pass stops admitting; a session id of
-// another line or not of this store's making names no ticket.
+// ticket and line, when its renewal failed (renew) and when its pass stops
+// admitting (end); a session id of another line or not of this store's
+// making names no ticket.
 func TestSessionArguments(t *testing.T) {
 	until := time.UnixMilli(1700000020000)
 	tests := []struct {
@@ -177,16 +185,19 @@ func TestSessionArguments(t *testing.T) {
 		ref    SessionRef
 		ticket string
 		epoch  string
+		failed string
 		until  string
 	}{
-		{"live", SessionRef{ID: "1700000000000.42", Epoch: 1700000000000, UsableUntil: until}, "42", "1700000000000", "1700000020000"},
-		{"other line", SessionRef{ID: "1700000000000.42", Epoch: 1800000000000, UsableUntil: until}, "0", "0", "1700000020000"},
-		{"not ours", SessionRef{ID: "3f9a0c", Epoch: 1700000000000, UsableUntil: until}, "0", "0", "1700000020000"},
-		{"no pass", SessionRef{ID: "1700000000000.42", Epoch: 1700000000000}, "42", "1700000000000", "0"},
+		{"live", SessionRef{ID: "1700000000000.42", Epoch: 1700000000000, UsableUntil: until}, "42", "1700000000000", "0", "1700000020000"},
+		{"other line", SessionRef{ID: "1700000000000.42", Epoch: 1800000000000, UsableUntil: until}, "0", "0", "0", "1700000020000"},
+		{"not ours", SessionRef{ID: "3f9a0c", Epoch: 1700000000000, UsableUntil: until}, "0", "0", "0", "1700000020000"},
+		{"no pass", SessionRef{ID: "1700000000000.42", Epoch: 1700000000000}, "42", "1700000000000", "0", "0"},
+		{"renewal failed", SessionRef{ID: "1700000000000.42", Epoch: 1700000000000, UsableUntil: until, FailedAt: time.UnixMilli(1700000005000)},
+			"42", "1700000000000", "1700000005000", "1700000020000"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,50,45,0,0,1,7,0,12,1699999999000,0,0,0,0,0,0,0,0,0,0,-1,-1,-1,0]}`)}
+			ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,50,45,0,0,1,7,0,12,1699999999000,0,0,0,0,0,0,0,0,0,0,"",-1,-1,-1,0]}`)}
 			tr := &replay{answers: []Response{ok, ok}}
 			u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
 			if _, _, err := u.Renew(context.Background(), "shop", Policy{}, tc.ref, time.UnixMilli(1700000010000)); err != nil {
@@ -195,13 +206,17 @@ func TestSessionArguments(t *testing.T) {
 			if _, err := u.End(context.Background(), "shop", Policy{}, tc.ref, time.UnixMilli(1700000010000)); err != nil {
 				t.Fatal(err)
 			}
-			for i, op := range []string{"renew", "end"} {
+			// EVALSHA sha 11 keys... the header (op first, 21 in all), then
+			// the tail: ticket, epoch, and failed_at (renew) or
+			// usable_until (end).
+			for i, want := range [][]string{{"renew", tc.ticket, tc.epoch, tc.failed}, {"end", tc.ticket, tc.epoch, tc.until}} {
 				c := tr.sent[i]
-				// EVALSHA sha 10 keys... op now rate burst capacity claim session queue arg arrival epoch window key catchup until
-				got := []string{c[13], c[21], c[23], c[27]}
-				want := []string{op, tc.ticket, tc.epoch, tc.until}
+				if len(c) != 3+11+21+3 {
+					t.Fatalf("%s sent %d values, want %d", want[0], len(c), 3+11+21+3)
+				}
+				got := []string{c[14], c[35], c[36], c[37]}
 				if strings.Join(got, " ") != strings.Join(want, " ") {
-					t.Errorf("%s sent op, ticket, epoch, until %q, want %q", op, got, want)
+					t.Errorf("%s sent op, ticket, epoch, and its third %q, want %q", want[0], got, want)
 				}
 			}
 		})
@@ -267,11 +282,17 @@ func TestScriptIsPortable(t *testing.T) {
 		}
 	}
 	keys := map[string]bool{}
-	const decl = "local line, sessions, called, waiting, arrivals, ended, windows, invites, history, audit =\n  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]"
+	const decl = "local line, sessions, called, waiting, arrivals, ended, windows, invites, history, audit, events =\n  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]"
 	if !strings.Contains(lineScript, decl) {
 		t.Fatalf("line.lua does not name its keys as the test expects:\n%s", decl)
 	}
-	for _, k := range strings.Split("line sessions called waiting arrivals ended windows invites history audit", " ") {
+	// key is the one parameter that holds a key: the sweep's loop over
+	// floor's keys, and alive and count, which it serves.
+	const floor = "local floor = { [sessions] = lt, [called] = lt, [waiting] = lt - queue_ms, [ended] = lt }"
+	if !strings.Contains(lineScript, floor) {
+		t.Fatalf("line.lua does not sweep the keys the test expects:\n%s", floor)
+	}
+	for _, k := range strings.Split("line sessions called waiting arrivals ended windows invites history audit events key", " ") {
 		keys[k] = true
 	}
 	calls := 0
@@ -284,7 +305,7 @@ func TestScriptIsPortable(t *testing.T) {
 		args := strings.Split(rest[:strings.Index(rest, ")")], ",")
 		cmd := strings.Trim(args[0], "' ")
 		named := args[1:2]
-		if cmd == "DEL" {
+		if cmd == "DEL" || cmd == "UNLINK" {
 			named = args[1:]
 		}
 		for _, a := range named {
