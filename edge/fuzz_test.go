@@ -110,7 +110,7 @@ func mentions(errs []error, key string) bool {
 const (
 	replyWaiting      = iota // the script's reply, the ticket waiting
 	replyAdmitted            // the script's reply, the ticket called (or the session renewed)
-	replyLost            // the script's reply, the place lost
+	replyLost                // the script's reply, the place lost
 	replyNoScript            // NOSCRIPT: the client sends the script again
 	replyBusy                // Redis busy running another script
 	replyDown                // Upstash answering 502

@@ -108,7 +108,7 @@ func TestWaitedIsCarriedInThePass(t *testing.T) {
 	}{
 		{10 * time.Second, Wait, 10 * time.Second, 0},
 		{70 * time.Second, Wait, 70 * time.Second, 0},
-		{80 * time.Second, Arrive, 0, 0},               // the place is lost: join again
+		{80 * time.Second, Arrive, 0, 0},              // the place is lost: join again
 		{80 * time.Second, Wait, 0, 80 * time.Second}, // a new ticket: a new wait
 		{95 * time.Second, Admit, 15 * time.Second, 0},
 	}
@@ -223,8 +223,8 @@ func TestStartAheadIsCarriedInThePass(t *testing.T) {
 	t0 := time.Unix(1_800_000_000, 0)
 	at := func(admitted int64) store.Line { return store.Line{Epoch: 7, Issued: 60, Admitted: admitted} }
 	st := &lineStore{places: []store.Place{
-		{Ticket: 50, Outcome: store.Waiting, Line: at(10)},  // joins 40th: 39 ahead
-		{Ticket: 50, Outcome: store.Waiting, Line: at(30)},  // 19 ahead
+		{Ticket: 50, Outcome: store.Waiting, Line: at(10)}, // joins 40th: 39 ahead
+		{Ticket: 50, Outcome: store.Waiting, Line: at(30)}, // 19 ahead
 		{Ticket: 50, Outcome: store.Waiting, Line: at(49)}, // first in line
 		{Ticket: 50, Outcome: store.Lost, Line: at(50)},    // the place is lost: join again
 		{Ticket: 60, Outcome: store.Waiting, Line: at(50)}, // a new ticket, 9 ahead
