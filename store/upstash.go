@@ -386,11 +386,16 @@ func (u *Upstash) run(ctx context.Context, room string, p Policy, a lineArgs, no
 		return result{}, fmt.Errorf("%s %s: %w", a.Op, room, err)
 	}
 	ev := EventState{Phase: EventPhase(r.EventState), First: r.PrequeueFirst, DrawFirst: r.DrawnFirst, DrawLast: r.DrawnLast}
-	if r.EventKey != "" {
+	switch {
+	case r.EventKey != "":
+		// The key the event was entered with: its start may have moved.
 		ev.Commitment = Commitment(r.EventKey)
 		if ev.Phase == Drawn {
 			ev.Key = r.EventKey
 		}
+	case p.Event != nil:
+		// Not entered yet: the key it will be entered with.
+		ev.Commitment = Commitment(a.EventKey)
 	}
 	return result{
 		line: Line{Epoch: r.Epoch, Issued: r.Issued, Admitted: r.Admitted,

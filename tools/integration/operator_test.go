@@ -131,13 +131,14 @@ func TestResetStartsAFreshLine(t *testing.T) {
 		ln.Overrides.Burst == nil || *ln.Overrides.Burst != 3 {
 		t.Fatalf("after a reset: %+v (old epoch %d); want a later epoch, an empty line, still paused, overrides kept", ln, old)
 	}
-	// Old passes: the session is void, the ticket rejoins at the back.
+	// Old passes: the session is void, the ticket is lost (its holder
+	// joins the new line as a newcomer).
 	if l.renew(l.ref(in, t0), t0.Add(2*time.Second)) {
 		t.Fatal("a session of the line before the reset renewed")
 	}
 	pl := l.check(st.Poll(ctx, "r", l.p, store.Ticket{Number: out.Ticket, Epoch: old}, t0.Add(2*time.Second)))
-	if pl.Outcome != store.Rejoined || pl.Ticket != 1 || pl.Line.Epoch != ln.Epoch {
-		t.Fatalf("a ticket of the old line: %+v, want rejoined as ticket 1 of the new", pl)
+	if pl.Outcome != store.Lost || pl.Line.Issued != 0 || pl.Line.Epoch != ln.Epoch {
+		t.Fatalf("a ticket of the old line: %+v, want lost, the new line still empty", pl)
 	}
 	// Resetting twice at once still gives a new epoch.
 	if again := l.operate(store.Action{Op: store.OpReset}, t0.Add(2*time.Second)); again.Epoch <= ln.Epoch {

@@ -250,10 +250,11 @@ func TestCalledVisitorWhoNeverComesFreesThePlace(t *testing.T) {
 	if pl := l.poll(late.Ticket, t0.Add(32*time.Second)); pl.Outcome != store.Admitted {
 		t.Fatalf("after ticket 2's claim window: %+v, want ticket 3 admitted", pl)
 	}
-	// Ticket 2 comes back too late: a new ticket at the back.
+	// Ticket 2 comes back too late: its place is lost, and no new one is
+	// handed out by the poll (the edge sends its holder to join again).
 	pl := l.poll(no.Ticket, t0.Add(40*time.Second))
-	if pl.Outcome != store.Rejoined || pl.Ticket != 4 {
-		t.Fatalf("late ticket 2: %+v, want rejoined as ticket 4", pl)
+	if pl.Outcome != store.Lost || pl.Line.Issued != 3 {
+		t.Fatalf("late ticket 2: %+v, want lost, with no new ticket", pl)
 	}
 }
 
@@ -273,8 +274,8 @@ func TestVisitorWhoStopsPollingLosesThePlace(t *testing.T) {
 	if pl.Outcome != store.Admitted || pl.Line.Called != 0 {
 		t.Fatalf("ticket 3 after ticket 2 left the line: %+v", pl)
 	}
-	if pl := l.poll(gone.Ticket, t0.Add(80*time.Second)); pl.Outcome != store.Rejoined {
-		t.Fatalf("ticket 2 back after its queue timeout: %+v, want rejoined", pl)
+	if pl := l.poll(gone.Ticket, t0.Add(80*time.Second)); pl.Outcome != store.Lost || pl.Line.Issued != 3 {
+		t.Fatalf("ticket 2 back after its queue timeout: %+v, want lost, with no new ticket", pl)
 	}
 }
 
@@ -361,8 +362,8 @@ func TestEpochIsStableAndChangesWhenStateIsLost(t *testing.T) {
 	}
 	flush(t, st)
 	pl := l.poll(again.Ticket, t0.Add(2*time.Minute))
-	if pl.Line.Epoch == first.Line.Epoch || pl.Outcome != store.Admitted || pl.Ticket != 1 {
-		t.Fatalf("a ticket from the lost line: %+v, want a new ticket in a new epoch", pl)
+	if pl.Line.Epoch == first.Line.Epoch || pl.Outcome != store.Lost || pl.Line.Issued != 0 {
+		t.Fatalf("a ticket from the lost line: %+v, want it lost in a new, empty epoch", pl)
 	}
 	if l.renew(l.ref(first, t0), t0.Add(2*time.Minute)) {
 		t.Fatal("a session of the lost line was renewed in the new one")
@@ -756,54 +757,62 @@ func TestBadCallsWriteNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	later := strconv.FormatInt(t0.Add(time.Hour).UnixMilli(), 10)
-	good := []string{"stats", later, "60", "1", "0", "30000", "90000", "900000", "0", "", "0", "0", "", "30000", "0",
-		"20000", "0.2", "", "0", "0", "", "0", "0", "0", "", "fifo", "", "", "", "", "", "0"}
+	// The header (store/genline/protocol.go): op, now, rate, burst,
+	// capacity, claim, session, queue, refresh, window, catch-up,
+	// heartbeat, share, mode, random key, event name, pre-queue, start,
+	// end, draw key, refused.
+	good := []string{"stats", later, "60", "1", "0", "30000", "90000", "900000", "10000", "0", "30000",
+		"20000", "0.2", "fifo", "", "", "0", "0", "0", "", "0"}
 	tests := []struct {
 		name string
-		at   int // the argument changed
+		at   int // the header's argument changed, or -1
 		to   string
+		op   string   // the op, when not stats
+		tail []string // its tail
 	}{
-		{"unknown op", 0, "explode"},
-		{"op with a newline", 0, "admit\n"},
-		{"now not a number", 1, "soon"},
-		{"now not a number at all", 1, "nan"},
-		{"now infinite", 1, "inf"},
-		{"now negative", 1, "-5"},
-		{"rate negative", 2, "-60"},
-		{"burst fractional", 3, "1.5"},
-		{"capacity negative", 4, "-1"},
-		{"claim window empty", 5, ""},
-		{"session ttl hex", 6, "0x10000000000000000000"},
-		{"ticket fractional", 8, "2.5"},
-		{"epoch negative", 10, "-1"},
-		{"random window negative", 11, "-1"},
-		{"catch-up not a number", 13, "x"},
-		{"usable until negative", 14, "-1"},
-		{"mode unknown", 25, "lifo"},
-		{"audit entry too long", 26, strings.Repeat("x", 1025)},
-		{"rate override negative", 27, "-1"},
-		{"burst override fractional", 28, "1.5"},
-		{"capacity override hex", 29, "0x10"},
-		{"mode override unknown", 30, "open"},
-		{"limits with nothing to set", -4, ""},
-		{"admit above the bound", -1, ""},
-		{"join without an arrival", -2, ""},
-		{"too few arguments", -3, ""},
+		{name: "unknown op", at: 0, to: "explode"},
+		{name: "op with a newline", at: 0, to: "admit\n"},
+		{name: "now not a number", at: 1, to: "soon"},
+		{name: "now not a number at all", at: 1, to: "nan"},
+		{name: "now infinite", at: 1, to: "inf"},
+		{name: "now negative", at: 1, to: "-5"},
+		{name: "rate negative", at: 2, to: "-60"},
+		{name: "burst fractional", at: 3, to: "1.5"},
+		{name: "capacity negative", at: 4, to: "-1"},
+		{name: "claim window empty", at: 5, to: ""},
+		{name: "session ttl hex", at: 6, to: "0x10000000000000000000"},
+		{name: "refresh negative", at: 8, to: "-1"},
+		{name: "random window negative", at: 9, to: "-1"},
+		{name: "catch-up not a number", at: 10, to: "x"},
+		{name: "mode unknown", at: 13, to: "lifo"},
+		{name: "event without a draw key", at: 15, to: "sale"},
+		{name: "ticket fractional", at: -1, op: "poll", tail: []string{"2.5", "1"}},
+		{name: "epoch negative", at: -1, op: "poll", tail: []string{"2", "-1"}},
+		{name: "failed at not a number", at: -1, op: "renew", tail: []string{"2", "1", "x"}},
+		{name: "usable until negative", at: -1, op: "end", tail: []string{"2", "1", "-1"}},
+		{name: "audit entry too long", at: -1, op: "pause", tail: []string{strings.Repeat("x", 1025)}},
+		{name: "rate override negative", at: -1, op: "limits", tail: []string{"", "-1", "", "", ""}},
+		{name: "burst override fractional", at: -1, op: "limits", tail: []string{"", "", "1.5", "", ""}},
+		{name: "capacity override hex", at: -1, op: "limits", tail: []string{"", "", "", "0x10", ""}},
+		{name: "mode override unknown", at: -1, op: "limits", tail: []string{"", "", "", "", "open"}},
+		{name: "limits with nothing to set", at: -1, op: "limits", tail: []string{"", "", "", "", ""}},
+		{name: "admit above the bound", at: -1, op: "admit", tail: []string{"10001", ""}},
+		{name: "join without an arrival", at: -1, op: "join", tail: []string{""}},
+		{name: "a tail too short", at: -1, op: "poll", tail: []string{"2"}},
+		{name: "a tail too long", at: -1, op: "stats", tail: []string{"x"}},
+		{name: "a header too short", at: -2},
 	}
 	before := snapshot(t, st)
 	for _, tc := range tests {
 		args := append([]string(nil), good...)
-		switch tc.at {
-		case -1:
-			args[0], args[8] = "admit", "10001"
-		case -2:
-			args[0] = "join"
-		case -3:
-			args = args[:13]
-		case -4:
-			args[0] = "limits"
-		default:
+		switch {
+		case tc.at >= 0:
 			args[tc.at] = tc.to
+		case tc.at == -2:
+			args = args[:13]
+		default:
+			args[0] = tc.op
+			args = append(args, tc.tail...)
 		}
 		cmd := []any{"EVAL", string(source), len(st.Keys("r"))}
 		for _, k := range st.Keys("r") {
@@ -976,31 +985,34 @@ func TestEndHoldsThePlaceWhileThePassAdmits(t *testing.T) {
 	}
 }
 
-// TestRenewTakesBackALostSession: a session the store lost (not ended)
-// comes back at its next renewal when a place is free, and not before.
-func TestRenewTakesBackALostSession(t *testing.T) {
+// TestRenewNeverTakesBackALostSession: a session the store no longer holds
+// (lost, as in a failover, or lapsed) is not renewed, place free or not,
+// and above all not while the room admits nobody new (queue-all): its
+// holder is a newcomer, and joins through the same guards as any. Before
+// issue 23 the script took a free place back whatever the switches said.
+func TestRenewNeverTakesBackALostSession(t *testing.T) {
 	st, _ := newStore(t)
 	l := newLine(t, st, policy(0, 1, 1))
 	a := l.join(t0)
 	do(t, st, nil, "ZREM", st.Keys("r")[1], a.Ticket) // lost, as in a failover
-	b := l.join(t0.Add(time.Second))
-	if b.Outcome != store.Admitted {
-		t.Fatalf("the place of the lost session: %+v, want it given", b)
+	if l.renew(l.ref(a, t0), t0.Add(time.Second)) {
+		t.Fatal("a lost session was taken back")
 	}
-	if l.renew(l.ref(a, t0), t0.Add(20*time.Second)) {
-		t.Fatal("a lost session was taken back into a full room")
+	b := l.join(t0.Add(2 * time.Second))
+	w := l.join(t0.Add(2 * time.Second))
+	if b.Outcome != store.Admitted || w.Outcome != store.Waiting {
+		t.Fatalf("after the lost session: %+v and %+v, want the first admitted, the second waiting", b, w)
 	}
-	l.end(l.ref(b, t0.Add(time.Second)), t0.Add(25*time.Second))
-	if !l.renew(l.ref(a, t0), t0.Add(26*time.Second)) {
-		t.Fatal("a lost session was not taken back with a place free")
+	l.operate(store.Action{Op: string(store.QueueAll)}, t0.Add(3*time.Second))
+	// B goes silent; W keeps polling; B's session lapses.
+	for at := 4 * time.Second; at < 100*time.Second; at += 4 * time.Second {
+		l.poll(w.Ticket, t0.Add(at))
 	}
-	if ln := l.stats(t0.Add(27 * time.Second)); ln.Active != 1 {
-		t.Fatalf("active %d, want the one taken back", ln.Active)
+	if l.renew(l.ref(b, t0.Add(2*time.Second)), t0.Add(100*time.Second)) {
+		t.Fatal("a lapsed session was taken back under queue-all")
 	}
-	// Once ended, never taken back, place or not.
-	l.end(l.ref(a, t0), t0.Add(28*time.Second))
-	if l.renew(l.ref(a, t0), t0.Add(29*time.Second)) {
-		t.Fatal("an ended session was taken back")
+	if ln := l.stats(t0.Add(101 * time.Second)); ln.Active != 0 || ln.Called != 0 {
+		t.Fatalf("under queue-all after the lapse: %d active, %d called; want none", ln.Active, ln.Called)
 	}
 }
 

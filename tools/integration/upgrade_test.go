@@ -5,59 +5,74 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/edgequeue/waitingroom/store"
 )
 
-// lineBefore is store/line.lua as deployed before the priority lane and
-// scheduled events (seven keys, sixteen arguments, four Feistel rounds).
+// lineBefore is store/line.lua as deployed before issue 23: ten keys, 32
+// positional arguments, events known by their name alone, and windows of
+// four Feistel rounds still finished by it (the keying only data from
+// before issue 11 needed, and which the script no longer carries).
 //
-//go:embed testdata/line-before-issue-11.lua
+//go:embed testdata/line-before-issue-23.lua
 var lineBefore string
 
-// TestUpgradeMidWindowCallsEveryTicketOnce deploys this script onto a line
-// the previous one was calling a random window of: the window must be
-// finished in the order it was begun in, every ticket called exactly once.
-func TestUpgradeMidWindowCallsEveryTicketOnce(t *testing.T) {
+// TestUpgradeKeepsLiveLines deploys this script onto lines the previous
+// one holds: a waiting ticket keeps its place, a session renews, and an
+// event whose pre-queue is open stays the same event (not entered again
+// under its schedule), is drawn once at its start with the key it was
+// entered with, and its commitment does not change.
+func TestUpgradeKeepsLiveLines(t *testing.T) {
 	st, _ := newStore(t)
-	keys := st.Keys("r")[:7]
-	old := func(op string, arg int64, arrival string) {
+	ev := event("sale")
+	oldKey := fmt.Sprintf("%064x", 42)
+	old := func(op string, at time.Time, arg int64, arrival string, epoch int64) []any {
 		t.Helper()
-		args := []any{"EVAL", lineBefore, 7}
-		for _, k := range keys {
+		args := []any{"EVAL", lineBefore, 10}
+		for _, k := range st.Keys("r")[:10] {
 			args = append(args, k)
 		}
-		args = append(args, op, t0.UnixMilli(), 0, 1, 0, 30000, 90000, 900000, arg, arrival, 0, 60000, "a random key", 30000, 0, 20000)
-		do(t, st, nil, args...)
+		args = append(args, op, at.UnixMilli(), 0, 1, 2, 30000, 90000, 900000, arg, arrival, epoch, 0, "a random key",
+			30000, 0, 20000, 0.2, "", 0, 0,
+			ev.ID, ev.PrequeueFrom.UnixMilli(), ev.Starts.UnixMilli(), ev.Ends.UnixMilli(), oldKey,
+			"fifo", "", "", "", "", "", 0)
+		var reply []any
+		do(t, st, &reply, args...)
+		return reply
 	}
-	old("pause", 0, "")
-	for i := 0; i < 12; i++ {
-		old("join", 0, fmt.Sprint("a", i))
+	// Before the pre-queue: two admitted (capacity 2), one waiting.
+	before := ev.PrequeueFrom.Add(-time.Minute)
+	a := old("join", before, 0, "a", 0)
+	epoch := int64(a[0].(float64))
+	old("join", before, 0, "b", 0)
+	old("join", before, 0, "c", 0)
+	// In the pre-queue: three more.
+	for i := 0; i < 3; i++ {
+		old("join", ev.PrequeueFrom.Add(time.Minute), 0, fmt.Sprint("pq", i), 0)
 	}
-	old("admit", 4, "")
-	before := calledSet(t, st)
-	if len(before) != 4 {
-		t.Fatalf("the old script called %d, want 4", len(before))
+
+	p := policy(0, 1, 2)
+	p.Event = ev
+	l := newLine(t, st, p)
+	l.epoch = epoch
+	now := ev.PrequeueFrom.Add(2 * time.Minute)
+	l.last = now
+	if !l.renew(store.SessionRef{ID: fmt.Sprintf("%d.1", epoch), Epoch: epoch, UsableUntil: now}, now) {
+		t.Fatal("a session of the old script did not renew under the new one")
 	}
-	p := policy(0, 1, 0)
-	p.RandomWindow = time.Minute
-	ln, err := st.Admit(ctx, "r", p, 8, t0.Add(time.Second))
-	if err != nil || ln.CalledNow != 8 {
-		t.Fatalf("the new script called %d (%v), want the window's other 8", ln.CalledNow, err)
+	pl := l.poll(3, now)
+	if pl.Outcome != store.Waiting || pl.Line.Epoch != epoch || pl.Line.Issued != 6 {
+		t.Fatalf("a waiting ticket of the old script: %+v, want still waiting in epoch %d", pl, epoch)
 	}
-	if after := calledSet(t, st); len(after) != 12 {
-		t.Fatalf("after the upgrade %d distinct tickets were called of 12: some twice, some never", len(after))
+	e := pl.Line.Event
+	if e.Phase != store.Prequeue || e.First != 4 || e.Commitment != store.Commitment(oldKey) || e.Key != "" {
+		t.Fatalf("the old script's open pre-queue: %+v, want the same pre-queue from ticket 4 with the old key's commitment", e)
 	}
-	// The next window is drawn with the new rounds, each ticket once.
-	for i := 0; i < 12; i++ {
-		if _, err := st.Join(ctx, "r", p, fmt.Sprint("b", i), t0.Add(2*time.Minute)); err != nil {
-			t.Fatal(err)
-		}
+	drawn := l.stats(ev.Starts)
+	if d := drawn.Event; d.Phase != store.Drawn || d.DrawFirst != 4 || d.DrawLast != 6 || d.Key != oldKey {
+		t.Fatalf("at the start: %+v, want tickets 4..6 drawn with the key the old script entered", d)
 	}
-	if ln, err := st.Admit(ctx, "r", p, 12, t0.Add(2*time.Minute)); err != nil || ln.CalledNow != 12 || len(calledSet(t, st)) != 24 {
-		t.Fatalf("the window after the upgrade: called %d, %v", ln.CalledNow, err)
-	}
-	var rounds string
-	do(t, st, &rounds, "HGET", st.Keys("r")[0], "rounds")
-	if rounds != "12" {
-		t.Fatalf("rounds %q after the old window, want 12", rounds)
+	if again := l.stats(ev.Starts.Add(time.Minute)); again.Event.Phase != store.Drawn || again.Event.DrawLast != 6 {
+		t.Fatalf("a minute after the draw: %+v, want the same draw", again.Event)
 	}
 }
