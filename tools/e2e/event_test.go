@@ -124,3 +124,50 @@ func TestScheduledSaleThroughTheWasm(t *testing.T) {
 		t.Fatalf("let in %v after the start, want exactly the draw's first, ticket %d (order %v)", admitted, order[0], order)
 	}
 }
+
+// weeklyRoom is a room closed outside its event "weekly", scheduled from
+// pq to ends with its start at starts.
+func weeklyRoom(pq, starts, ends time.Time) string {
+	stamp := func(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
+	return fmt.Sprintf(`{"paths":["/"],"mode":"reject","refresh_seconds":5,"queue_timeout":300,"events":[{"name":"weekly",
+		"prequeue_from":%q,"starts":%q,"ends":%q,"overrides":{"max_active_users":5}}]}`, stamp(pq), stamp(starts), stamp(ends))
+}
+
+// TestAReusedEventNameOpensANewPrequeue runs "weekly" through its
+// pre-queue, draw and end, then schedules it again under the same name,
+// its pre-queue open and its start an hour away: a newcomer waits in the
+// new pre-queue, committed to a new key, and reaches nothing. Before issue
+// 23 the store took the new "weekly" for the drawn one and let every
+// newcomer through at once.
+func TestAReusedEventNameOpensANewPrequeue(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	e := startRoom(t, loadTimeout, weeklyRoom(now.Add(-time.Hour), now.Add(time.Hour), now.Add(48*time.Hour)))
+	early := &visitor{e: e}
+	p, in := early.eventPoll()
+	if in || p.Status != "prequeue" {
+		t.Fatalf("the first weekly's pre-queue: %+v, in %v", p, in)
+	}
+	first := p.Event.Commitment
+	config := e.stack.Manifest.ConfigStores[devstack.ConfigStore]
+	config["room.shop"] = weeklyRoom(now.Add(-time.Hour), time.Now().Add(-time.Second), now.Add(48*time.Hour))
+	if _, in := early.eventPoll(); !in {
+		t.Fatal("the only visitor of the first weekly was not let in at its start")
+	}
+	// It ends; the room is closed; a week later (here: now) weekly again.
+	config["room.shop"] = weeklyRoom(now.Add(-time.Hour), now.Add(-time.Minute), time.Now().Add(-time.Second))
+	if a := (&visitor{e: e}).get("/"); a.status != http.StatusServiceUnavailable && a.status != http.StatusOK || strings.Contains(a.body, origin) {
+		t.Fatalf("the closed room between the events: %d %s", a.status, a.body)
+	}
+	later := time.Now()
+	config["room.shop"] = weeklyRoom(later.Add(-time.Minute), later.Add(time.Hour), later.Add(48*time.Hour))
+	for i := 0; i < 3; i++ {
+		p, in := (&visitor{e: e}).eventPoll()
+		if in {
+			t.Fatalf("newcomer %d to the second weekly reached the origin an hour before its start", i+1)
+		}
+		if p.Status != "prequeue" || !p.Event.InPrequeue || p.Event.Commitment == first || p.Event.Key != "" {
+			t.Fatalf("newcomer %d to the second weekly: %+v %+v; want held in a new pre-queue with a new commitment", i+1, p, *p.Event)
+		}
+	}
+}

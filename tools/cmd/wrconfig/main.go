@@ -3,7 +3,7 @@
 // and Settings.Route, over queue.ParseRoom, queue.Judge and package match),
 // so it never disagrees with the edge.
 //
-//	wrconfig check <file|->
+//	wrconfig check [-previous file] <file|->
 //	wrconfig explain [-config file] <host> <path> [--ip A] [--country CC] [--method M]
 //	        [--header 'Name: value'] [--cookie name=value] [--verified-bot]
 //	        [--acl name=ACTION] [--secret name=value]
@@ -15,7 +15,9 @@
 // ([{"item_key": ..., "item_value": ...}]).
 //
 // check prints every problem, with its room and field, and exits 1 when
-// there is one. explain prints where the request goes (the line, a bypass,
+// there is one. Given the config deployed now (-previous), it also warns
+// of an event scheduled again under a name it had: the store takes it for
+// a new event, with a pre-queue and draw key of its own. explain prints where the request goes (the line, a bypass,
 // the origin...), which room and rule decide it, and why.
 package main
 
@@ -30,6 +32,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/edgequeue/waitingroom/edge"
 	"github.com/edgequeue/waitingroom/match"
@@ -38,9 +41,11 @@ import (
 )
 
 const usage = `usage:
-  wrconfig check <file|->
+  wrconfig check [-previous file] <file|->
       checks a config (the config store's keys as a JSON object, as devconfig.json;
-      - reads it from standard input) and prints every problem; exit status 1 if any
+      - reads it from standard input) and prints every problem; exit status 1 if any.
+      -previous names the config deployed now: an event it has that the new config
+      schedules again under the same name is a new event, and is warned of
   wrconfig explain [-config file] <host> <path> [flags]
       prints where the edge sends a request for host and path, which room and rule
       decide it, and why (-config defaults to devconfig.json). Flags say what the
@@ -68,11 +73,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "check":
-		if len(args) != 2 {
+		fs := flag.NewFlagSet("check", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		previous := fs.String("previous", "", "")
+		if fs.Parse(args[1:]) != nil || fs.NArg() != 1 {
 			fmt.Fprint(stderr, usage)
 			return 2
 		}
-		return check(args[1], stdin, stdout, stderr)
+		return check(fs.Arg(0), *previous, stdin, stdout, stderr)
 	case "explain":
 		return explain(args[1:], stdin, stdout, stderr)
 	case "-h", "-help", "--help", "help":
@@ -203,6 +211,37 @@ func checkConfig(c config) (problems, warnings []string) {
 	return problems, warnings
 }
 
+// rescheduled warns of each event of now that was has under the same name
+// in the same room with another pre-queue start or start: the store knows
+// an event by its schedule as well as its name, so it is a new event, with
+// a pre-queue and a draw key of its own (an event once drawn is never
+// drawn again), and the two share a name on the panel and in the logs.
+// Moving the start of an event whose pre-queue is open is the same event.
+func rescheduled(was, now config) []string {
+	before := map[string]queue.Event{}
+	for _, r := range edge.LoadSettings(was).Rooms {
+		for _, e := range r.Events {
+			before[r.Name+"\x00"+e.Name] = e
+		}
+	}
+	var warnings []string
+	for _, r := range edge.LoadSettings(now).Rooms {
+		for _, e := range r.Events {
+			old, ok := before[r.Name+"\x00"+e.Name]
+			if !ok || old.PrequeueFrom.Equal(e.PrequeueFrom) && (old.Starts.Equal(e.Starts) || time.Now().Before(old.Starts)) {
+				continue
+			}
+			warnings = append(warnings, fmt.Sprintf("%s%s: event %q was scheduled from %s (start %s) and is scheduled again from %s (start %s): "+
+				"it is a new event, with a new pre-queue and draw key; give it a name of its own (e.g. %q) so the panel and the logs tell them apart",
+				edge.KeyRoomPrefix, r.Name, e.Name, stamp(old.PrequeueFrom), stamp(old.Starts), stamp(e.PrequeueFrom), stamp(e.Starts),
+				e.Name+"-"+e.Starts.UTC().Format("2006-01-02")))
+		}
+	}
+	return warnings
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
 func contains(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {
@@ -212,13 +251,21 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func check(name string, stdin io.Reader, stdout, stderr io.Writer) int {
+func check(name, previous string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c, err := readConfig(name, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "wrconfig: %v\n", err)
 		return 1
 	}
 	problems, warnings := checkConfig(c)
+	if previous != "" {
+		was, err := readConfig(previous, nil)
+		if err != nil {
+			fmt.Fprintf(stderr, "wrconfig: -previous: %v\n", err)
+			return 1
+		}
+		warnings = append(warnings, rescheduled(was, c)...)
+	}
 	for _, w := range warnings {
 		fmt.Fprintf(stdout, "warning: %s\n", w)
 	}

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // result is one run of the command.
@@ -175,4 +177,56 @@ func TestExplain(t *testing.T) {
 			checkOutput(t, runWith(tc.args, `{"rooms":"a","room.a":{"hosts":["a.test"],"paths":["/"],"mode":"reject"}}`), tc.code, tc.want)
 		})
 	}
+}
+
+// weekly is a config whose room "a" has the event "weekly" from pq, with
+// its start an hour later.
+func weekly(pq string) string {
+	t, _ := time.Parse(time.RFC3339, pq)
+	return fmt.Sprintf(`{"rooms":"a","room.a":{"paths":["/"],"mode":"reject","events":[{"name":"weekly","prequeue_from":%q,"starts":%q,"ends":%q,"overrides":{"max_active_users":5}}]}}`,
+		pq, t.Add(time.Hour).Format(time.RFC3339), t.Add(2*time.Hour).Format(time.RFC3339))
+}
+
+// TestCheckWarnsOfARescheduledEvent: an event of the deployed config
+// scheduled again under its name is a new event to the store, and check
+// says so; the same schedule, or a start moved before it came, is not.
+func TestCheckWarnsOfARescheduledEvent(t *testing.T) {
+	dir := t.TempDir()
+	deployed := filepath.Join(dir, "deployed.json")
+	if err := os.WriteFile(deployed, []byte(weekly("2026-11-19T09:00:00Z")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	future := filepath.Join(dir, "future.json")
+	if err := os.WriteFile(future, []byte(weekly("2099-11-19T09:00:00Z")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	moved := strings.Replace(weekly("2099-11-19T09:00:00Z"), `"starts":"2099-11-19T10:00:00Z"`, `"starts":"2099-11-19T10:30:00Z"`, 1)
+	const warned = `warning: room.a: event "weekly" was scheduled from 2026-11-19T09:00:00Z (start 2026-11-19T10:00:00Z) and is scheduled again from 2026-11-26T09:00:00Z (start 2026-11-26T10:00:00Z): it is a new event, with a new pre-queue and draw key; give it a name of its own (e.g. "weekly-2026-11-26")`
+	for _, tc := range []struct {
+		name     string
+		previous string
+		config   string
+		warn     bool
+	}{
+		{"a week later, under the same name", deployed, weekly("2026-11-26T09:00:00Z"), true},
+		{"the same schedule", deployed, weekly("2026-11-19T09:00:00Z"), false},
+		{"the start moved before it came", future, moved, false},
+		{"no previous config", "", weekly("2026-11-26T09:00:00Z"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"check", "-"}
+			if tc.previous != "" {
+				args = []string{"check", "-previous", tc.previous, "-"}
+			}
+			r := runWith(args, tc.config)
+			if r.code != 0 || strings.Contains(r.stdout, "weekly\" was scheduled") != tc.warn {
+				t.Fatalf("exit %d, warned %v, want 0 and %v:\n%s%s", r.code, !tc.warn, tc.warn, r.stdout, r.stderr)
+			}
+			if tc.warn && !strings.Contains(r.stdout, warned) {
+				t.Fatalf("the warning:\n%s\nwant:\n%s", r.stdout, warned)
+			}
+		})
+	}
+	checkOutput(t, runWith([]string{"check", "-previous", filepath.Join(dir, "missing.json"), "-"}, weekly("2026-11-26T09:00:00Z")), 1,
+		[]string{"wrconfig: -previous: open"})
 }
