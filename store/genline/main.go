@@ -3,13 +3,15 @@
 // indices, between its protocol markers, and store/lineproto.go (the Go
 // side's argument struct and encoder, the reply reader, and the script's
 // SHA-1, the name EVALSHA knows it by). Run by go generate ./store, from
-// the store directory.
+// the store directory; with -check it writes nothing, and fails if either
+// file is not what it would write (a test runs it so).
 package main
 
 import (
 	"bytes"
 	"crypto/sha1"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"go/format"
 	"log"
@@ -23,6 +25,8 @@ const (
 )
 
 func main() {
+	check := flag.Bool("check", false, "write nothing; fail if line.lua or lineproto.go is not up to date")
+	flag.Parse()
 	src, err := os.ReadFile("line.lua")
 	if err != nil {
 		log.Fatal(err)
@@ -32,16 +36,24 @@ func main() {
 		log.Fatalf("line.lua: want the lines %q and %q around the protocol", begin, end)
 	}
 	script := string(src[:i]) + begin + luaHeader() + string(src[j:])
-	if err := os.WriteFile("line.lua", []byte(script), 0o644); err != nil {
-		log.Fatal(err)
-	}
 	sum := sha1.Sum([]byte(script))
 	code, err := format.Source([]byte(goSide(hex.EncodeToString(sum[:]))))
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := os.WriteFile("lineproto.go", code, 0o644); err != nil {
-		log.Fatal(err)
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{"line.lua", []byte(script)}, {"lineproto.go", code}} {
+		if *check {
+			if was, err := os.ReadFile(f.name); err != nil || !bytes.Equal(was, f.data) {
+				log.Fatalf("%s is not generated from the protocol table as it stands: run go generate ./store", f.name)
+			}
+			continue
+		}
+		if err := os.WriteFile(f.name, f.data, 0o644); err != nil {
+			log.Fatal(err)
+		}
 	}
 }
 
@@ -91,7 +103,7 @@ func luaKey(name string) string {
 	return name
 }
 
-var goTypes = map[kind]string{whole: "int64", decimal: "float64", text: "string", flag: "bool"}
+var goTypes = map[kind]string{whole: "int64", decimal: "float64", text: "string", boolean: "bool"}
 
 // goSide is store/lineproto.go.
 func goSide(sha string) string {
@@ -164,7 +176,7 @@ func encode(a arg) string {
 		return "strconv.FormatInt(a." + a.goName + ", 10)"
 	case decimal:
 		return "strconv.FormatFloat(a." + a.goName + ", 'f', -1, 64)"
-	case flag:
+	case boolean:
 		return "flag(a." + a.goName + ")"
 	}
 	return "a." + a.goName

@@ -7,14 +7,14 @@ package main
 // (store/lineproto.go) from it, so neither side counts positions.
 
 // kind is how an argument is written: a whole number, a decimal, a string,
-// or a flag ("1" or "0").
+// or a boolean ("1" or "0").
 type kind int
 
 const (
 	whole kind = iota
 	decimal
 	text
-	flag
+	boolean
 )
 
 // arg is one argument: its name in Lua (snake case), in Go (a field of
@@ -47,7 +47,7 @@ var header = []arg{
 	{"ev_start", "EventStart", whole, "its start (the draw), ms"},
 	{"ev_end", "EventEnd", whole, "its end, ms"},
 	{"ev_key", "EventKey", text, "the draw key of the event as scheduled (name, pre-queue start, start)"},
-	{"refused", "Refused", flag, "the request's pass was refused (counted in the history)"},
+	{"refused", "Refused", boolean, "the request's pass was refused (counted in the history)"},
 }
 
 // tails are what each operation sends after the header.

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -189,5 +191,16 @@ func TestASweepIsBounded(t *testing.T) {
 		if n != want {
 			t.Fatalf("call %d after the timeout: %d tickets left in the set, want %d", i+1, n, want)
 		}
+	}
+}
+
+// TestProtocolIsGenerated: line.lua's protocol section and store's Go side
+// (lineproto.go, with the script's SHA-1) are what the protocol table
+// (store/genline/protocol.go) generates; an edit to one side alone fails.
+func TestProtocolIsGenerated(t *testing.T) {
+	cmd := exec.Command("go", "run", "./genline", "-check")
+	cmd.Dir = filepath.Join("..", "..", "store")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go run ./genline -check: %v\n%s", err, out)
 	}
 }
