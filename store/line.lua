@@ -103,7 +103,7 @@ local STEP, TOLERANCE = 5000, 2000
 local MAX_CALLS = 10000
 -- SWEEP bounds the expired entries one call forgets from each set; the rest
 -- are forgotten by the next calls, and are not counted meanwhile.
-local SWEEP = 10000
+local SWEEP = 2000
 local MAX_INT = 2 ^ 53
 local MAX_USES = 100000
 local AUDIT_CAP, DAY = 1000, 1440

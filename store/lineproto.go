@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "03019fe005be2bbea87692a89dcfe5fe919ab25b"
+const lineScriptSHA = "93caad724935bd4b66144cbaeaceca077660794f"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.

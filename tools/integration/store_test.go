@@ -1162,6 +1162,12 @@ func BenchmarkScriptTime(b *testing.B) {
 	do(b, st, &reset, "CONFIG", "RESETSTAT")
 	benchPolls(b, st, p, 1000)
 	b.StopTimer()
+	b.ReportMetric(scriptMicros(b, st), "script-µs/op")
+}
+
+// scriptMicros is the mean Redis time of the script's calls since the
+// last CONFIG RESETSTAT, in µs (INFO commandstats' usec_per_call).
+func scriptMicros(b *testing.B, st *store.Upstash) float64 {
 	var info string
 	do(b, st, &info, "INFO", "commandstats")
 	for _, l := range strings.Split(info, "\n") {
@@ -1174,8 +1180,40 @@ func BenchmarkScriptTime(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.ReportMetric(us, "script-µs/op")
+				return us
 			}
 		}
+	}
+	b.Fatal("INFO commandstats has no evalsha line")
+	return 0
+}
+
+// BenchmarkBoundedCallsAtAMillion reports the Redis time of the two calls
+// issue 23 found unbounded, on a line of 1,000,000 waiting: an operator's
+// reset (276 ms before: it deleted the sets in the call), and the call
+// whose line time passes the queue timeout of every ticket at once (244 ms
+// before: it forgot them all in one call). Each must stay under 50 ms.
+// go test -run '^$' -bench BoundedCalls -benchtime 1x ./integration
+func BenchmarkBoundedCallsAtAMillion(b *testing.B) {
+	const n = 1000000
+	for i := 0; i < b.N; i++ {
+		st, _ := newStore(b)
+		p := policy(0, 1, 0)
+		// A refresh longer than the gap below, so that it counts in full.
+		p.QueueTimeout, p.Refresh = time.Minute, 5*time.Minute
+		fill(b, st, p, n)
+		do(b, st, nil, "CONFIG", "RESETSTAT")
+		if _, err := st.Stats(ctx, "r", p, t0.Add(2*time.Minute)); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(scriptMicros(b, st)/1000, "sweep-ms")
+
+		st2, _ := newStore(b)
+		fill(b, st2, p, n)
+		do(b, st2, nil, "CONFIG", "RESETSTAT")
+		if _, err := st2.Operate(ctx, "r", p, store.Action{Op: store.OpReset, Actor: panel}, t0); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(scriptMicros(b, st2)/1000, "reset-ms")
 	}
 }
