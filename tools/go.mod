@@ -19,6 +19,7 @@ require (
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	golang.org/x/sys v0.44.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
+	pgregory.net/rapid v1.3.0 // indirect
 )
 
 replace github.com/edgequeue/waitingroom => ../
