@@ -104,6 +104,13 @@ func (o *Ours) Poll(ctx context.Context, v *Visitor, now time.Time) (Answer, err
 	if polled == nil {
 		_, err = ask()
 	}
+	if err == nil && polled.Outcome == store.Lost {
+		// As at the edge: a newcomer again, through a join (the
+		// visitor's arrival id, whose place is gone, takes a new one).
+		a, err := o.Join(ctx, v, now)
+		a.Lost, a.Calls = true, 2
+		return a, err
+	}
 	a := o.answer(v, *polled, now)
 	if filled {
 		a.Fills = 1
@@ -116,7 +123,7 @@ func (o *Ours) answer(v *Visitor, pl store.Place, now time.Time) Answer {
 	// The pass the gate signs after a store call carries when the store saw
 	// the ticket, in the whole seconds of its claims.
 	v.Seen = time.Unix(now.Unix(), 0)
-	a := Answer{Admitted: pl.Outcome == store.Admitted, Lost: pl.Outcome == store.Lost, Held: pl.Line.Active + pl.Line.Called, Calls: 1}
+	a := Answer{Admitted: pl.Outcome == store.Admitted, Held: pl.Line.Active + pl.Line.Called, Calls: 1}
 	if a.Admitted {
 		v.Session, v.Renewed = pl.Session, now
 	} else {
