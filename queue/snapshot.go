@@ -171,19 +171,7 @@ func (s *Snapshot) UnmarshalText(b []byte) error {
 	if phase < store.NotEntered || phase > store.Drawn {
 		return ErrBadSnapshot
 	}
-	o := store.Overrides{Mode: mode}
-	if n[13] >= 0 {
-		rate := float64(n[13]) / 1000
-		o.PerMinute = &rate
-	}
-	if n[14] >= 0 {
-		burst := int(n[14])
-		o.Burst = &burst
-	}
-	if n[15] >= 0 {
-		capacity := int(n[15])
-		o.Capacity = &capacity
-	}
+	o := store.Overrides{Mode: mode, PerMinute: live[float64](n[13], 1000), Burst: live[int](n[14], 1), Capacity: live[int](n[15], 1)}
 	*s = Snapshot{At: fromNanos(n[0]), Line: store.Line{Epoch: n[1], Issued: n[2], Admitted: n[3], Paused: n[4] == 1, QueueAll: n[5] == 1,
 		Active: n[6], Called: n[7], Recent: n[8], RecentSince: fromNanos(n[9]), PriorityIssued: n[10], PriorityAdmitted: n[11],
 		Event: store.EventState{Phase: phase}, Overrides: o}}
@@ -197,6 +185,15 @@ func overridden[T int | float64](v *T, scale float64) int64 {
 		return -1
 	}
 	return int64(math.Round(float64(*v) * scale))
+}
+
+// live decodes what overridden encoded.
+func live[T int | float64](n int64, scale float64) *T {
+	if n < 0 {
+		return nil
+	}
+	v := T(float64(n) / scale)
+	return &v
 }
 
 // nanos is t in Unix nanoseconds, 0 for the zero time (which has none).
