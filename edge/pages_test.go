@@ -209,7 +209,7 @@ func TestQueuePageJSON(t *testing.T) {
 		{"random", random, "en", placeDisplay{Language: "en", Position: "1,235–1,301", Ahead: "1,234–1,300", Wait: "5–9 minutes",
 			Status:   "The site is busy. Visitors who arrived within the same 60 seconds form a group, and the people in a group are let in in a random order. Groups ahead of yours: 4.",
 			Announce: "You are now number 1,235–1,301 in line.", Ticket: "#48213", NowServing: "#46978", Progress: ptr(766), ProgressMax: ptr(2000)}},
-		{"no start, the room full", fresh, "ja", placeDisplay{Language: "ja", Position: "1,235", Ahead: "1,234", Wait: "まだ不明です（サイトが満員で、ここ数分間に退出した人がほとんどいません）",
+		{"no start, the room full", fresh, "ja", placeDisplay{Language: "ja", Position: "1,235", Ahead: "1,234", Wait: "まだ不明です（満員で、最近退出した人がほとんどいません）",
 			Status: "サイトが混雑しているため、到着順にご案内しています。", Announce: "現在1,235番目です。", Ticket: "#48213", NowServing: "#46978", Progress: ptr(1), ProgressMax: ptr(1)}},
 		{"priority lane before the sale", held, "en", placeDisplay{Language: "en", Position: "1,235", Ahead: "1,234", Wait: "not known before the sale opens",
 			Status:   "You hold a priority place: invited visitors are let in ahead of the line, with up to 20% of the places, so the line keeps moving too.",
