@@ -244,18 +244,18 @@ func (s *Service) prequeuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, roo
 }
 
 // describeWait says the estimate in words a visitor reads at a glance,
-// as a range: the observed pace's estimate from 0.8 to 1.25 times, or the
-// earliest to the latest call in a shuffled group or a draw.
+// as a range (queue.Place.WaitRange), or why there is none.
 func describeWait(lang string, p queue.Place) string {
 	switch {
-	case !p.WaitKnown && p.Paused:
+	case p.WaitKnown:
+		least, most := p.WaitRange()
+		return locale.WaitRange(lang, least, most)
+	case p.Unknown == queue.UnknownPaused || p.Paused:
 		return locale.Text(lang, locale.WaitPaused)
-	case !p.WaitKnown:
-		return locale.Text(lang, locale.WaitUnknown)
-	case p.WaitMin < p.Wait:
-		return locale.WaitRange(lang, p.WaitMin, p.Wait)
+	case p.Unknown == queue.UnknownBeforeStart:
+		return locale.Text(lang, locale.WaitBeforeStart)
 	}
-	return locale.WaitRange(lang, p.Wait*4/5, p.Wait*5/4)
+	return locale.Text(lang, locale.WaitUnknown)
 }
 
 func (s *Service) busy(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {

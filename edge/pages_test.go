@@ -65,12 +65,12 @@ func TestQueuePageLanguages(t *testing.T) {
 		accept, lang string
 		want         []string
 	}{
-		{"", "de", []string{"Sie sind in der Warteschlange", "1.235", "1.234", "8–13 Minuten", "Zurzeit an der Reihe", "Sie sind jetzt Nummer 1.235 in der Schlange."}},
-		{"en-GB,en;q=0.9", "en", []string{"You are in line", "1,235", "8–13 minutes", "You are now number 1,235 in line.", "you will continue to the page you asked for"}},
-		{"fr-CH, fr;q=0.9", "fr", []string{"Vous êtes dans la file d’attente", "1\u202f235", "8–13\u00a0minutes"}},
-		{"es", "es", []string{"Está en la fila", "1235", "8–13 minutos"}},
-		{"ja,en;q=0.5", "ja", []string{"順番待ちの列に並んでいます", "1,235", "8～13分", "現在1,235番目です。"}},
-		{"pt-BR", "pt", []string{"Você está na fila", "1.235", "8–13 minutos"}},
+		{"", "de", []string{"Sie sind in der Warteschlange", "1.235", "1.234", "6–13 Minuten", "Zurzeit an der Reihe", "Sie sind jetzt Nummer 1.235 in der Schlange."}},
+		{"en-GB,en;q=0.9", "en", []string{"You are in line", "1,235", "6–13 minutes", "You are now number 1,235 in line.", "you will continue to the page you asked for"}},
+		{"fr-CH, fr;q=0.9", "fr", []string{"Vous êtes dans la file d’attente", "1\u202f235", "6–13\u00a0minutes"}},
+		{"es", "es", []string{"Está en la fila", "1235", "6–13 minutos"}},
+		{"ja,en;q=0.5", "ja", []string{"順番待ちの列に並んでいます", "1,235", "6～13分", "現在1,235番目です。"}},
+		{"pt-BR", "pt", []string{"Você está na fila", "1.235", "6–13 minutos"}},
 		{"nl", "de", []string{"Sie sind in der Warteschlange"}},
 	}
 	for _, tc := range tests {
@@ -98,7 +98,7 @@ func TestQueuePageContract(t *testing.T) {
 	body, h := w.Body.String(), w.HeaderMap
 	for _, want := range []string{
 		`<main id="wr-queue" data-refresh="10" data-lang="en" data-position="1235">`,
-		`<dd id="wr-position">1,235</dd>`, `<dd id="wr-ahead">1,234</dd>`, `<dd id="wr-wait">8–13 minutes</dd>`,
+		`<dd id="wr-position">1,235</dd>`, `<dd id="wr-ahead">1,234</dd>`, `<dd id="wr-wait">6–13 minutes</dd>`,
 		`<time id="wr-updated" datetime="2030-05-01T09:30:15Z">09:30:15 UTC</time>`,
 		`<progress id="wr-progress" value="766" max="2000">766/2000</progress>`,
 		`<p id="wr-status" role="status" aria-live="polite">You are now number 1,235 in line.</p>`,
@@ -191,14 +191,16 @@ func TestQueuePageJSON(t *testing.T) {
 	random := waiting
 	random.Random, random.AheadMax, random.GroupsAhead, random.WaitMin, random.Wait = true, 1300, 4, 5*time.Minute, 9*time.Minute
 	fresh := waiting
-	fresh.StartAhead, fresh.WaitKnown = 0, false
+	fresh.StartAhead, fresh.WaitKnown, fresh.Unknown = 0, false, queue.UnknownFull
+	held := waiting
+	held.WaitKnown, held.Unknown, held.Priority, held.Ticket = false, queue.UnknownBeforeStart, true, -48213
 	tests := []struct {
 		name   string
 		pl     queue.Place
 		accept string
 		want   placeDisplay
 	}{
-		{"waiting", waiting, "fr", placeDisplay{Language: "fr", Position: "1\u202f235", Ahead: "1\u202f234", Wait: "8–13\u00a0minutes",
+		{"waiting", waiting, "fr", placeDisplay{Language: "fr", Position: "1\u202f235", Ahead: "1\u202f234", Wait: "6–13\u00a0minutes",
 			Status: "Le site est très sollicité\u202f; les visiteurs entrent dans l’ordre d’arrivée.", Announce: "Vous êtes maintenant n°\u00a01\u202f235 dans la file.",
 			Ticket: "#48213", NowServing: "#46978", Progress: ptr(766), ProgressMax: ptr(2000)}},
 		{"paused", paused, "en", placeDisplay{Language: "en", Position: "1,235", Ahead: "1,234", Wait: "unknown while entry is paused",
@@ -207,8 +209,11 @@ func TestQueuePageJSON(t *testing.T) {
 		{"random", random, "en", placeDisplay{Language: "en", Position: "1,235–1,301", Ahead: "1,234–1,300", Wait: "5–9 minutes",
 			Status:   "The site is busy. Visitors who arrived within the same 60 seconds form a group, and the people in a group are let in in a random order. Groups ahead of yours: 4.",
 			Announce: "You are now number 1,235–1,301 in line.", Ticket: "#48213", NowServing: "#46978", Progress: ptr(766), ProgressMax: ptr(2000)}},
-		{"no start, nobody let in", fresh, "ja", placeDisplay{Language: "ja", Position: "1,235", Ahead: "1,234", Wait: "まだ不明です（ここ数分間、入場した人がいません）",
+		{"no start, the room full", fresh, "ja", placeDisplay{Language: "ja", Position: "1,235", Ahead: "1,234", Wait: "まだ不明です（満員で、最近退出した人がほとんどいません）",
 			Status: "サイトが混雑しているため、到着順にご案内しています。", Announce: "現在1,235番目です。", Ticket: "#48213", NowServing: "#46978", Progress: ptr(1), ProgressMax: ptr(1)}},
+		{"priority lane before the sale", held, "en", placeDisplay{Language: "en", Position: "1,235", Ahead: "1,234", Wait: "not known before the sale opens",
+			Status:   "You hold a priority place: invited visitors are let in ahead of the line, with up to 20% of the places, so the line keeps moving too.",
+			Announce: "You are now number 1,235 in line.", Ticket: "#P48213", NowServing: "#P46978", Progress: ptr(766), ProgressMax: ptr(2000)}},
 	}
 	room := pageRoom(t, "")
 	for _, tc := range tests {
@@ -284,7 +289,7 @@ func BenchmarkQueuePage(b *testing.B) {
 		s.queuePage(w, r, room, d)
 	}
 	b.StopTimer()
-	if body := w.Body.String(); w.Code != 200 || !strings.Contains(body, "8–13 Minuten") {
+	if body := w.Body.String(); w.Code != 200 || !strings.Contains(body, "6–13 Minuten") {
 		b.Fatalf("%d %.300s", w.Code, body)
 	}
 	b.Logf("page: %d bytes", w.Body.Len()) // TinyGo's testing has no ReportMetric

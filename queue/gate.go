@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/edgequeue/waitingroom/store"
@@ -104,11 +103,12 @@ type Place struct {
 	Random      bool
 	GroupsAhead int64
 	// Wait estimates the time until this ticket is called at the latest
-	// (WaitMin at the earliest), from the admissions observed in the last
-	// minutes; WaitKnown is false when no honest estimate exists (paused,
-	// or nobody admitted lately).
+	// (WaitMin at the earliest), from the room's rate and the departures
+	// that free its places (estimateWait); WaitKnown is false when no
+	// honest estimate exists, and Unknown then says why.
 	Wait, WaitMin time.Duration
 	WaitKnown     bool
+	Unknown       Unknown
 	// PollEvery is when the visitor should ask again.
 	PollEvery time.Duration
 	// StartAhead is Ahead when the ticket was first issued: the queue
@@ -441,12 +441,9 @@ func PlaceOf(room *Room, pl store.Place, now time.Time) Place {
 	return placeOf(room.At(now), pl, now)
 }
 
-// placeOf estimates the wait from the admissions actually observed in the
-// last minutes, not from the configured rate: capacity, departures and
-// no-shows all shape the real pace. With no admissions observed, or while
-// paused, it gives no estimate rather than a made-up one. In a random room
-// the ticket may be called anywhere in its group, so figures are ranges.
-// The two lanes share the admissions (laneCalls).
+// placeOf is the visitor's place and its wait (estimateWait). In a random
+// room the ticket may be called anywhere in its group, so figures are
+// ranges. The two lanes share the admissions (laneCalls).
 func placeOf(room *Room, pl store.Place, now time.Time) Place {
 	l := pl.Line
 	p := Place{Room: room.Name, Ticket: pl.Ticket, Admitted: l.Admitted, Issued: l.Issued, Paused: l.Paused || l.QueueAll,
@@ -465,15 +462,7 @@ func placeOf(room *Room, pl store.Place, now time.Time) Place {
 	if p.Event != nil && p.Event.Prequeue {
 		p.PollEvery = prequeuePoll(room, p.Event, now)
 	}
-	window := now.Sub(l.RecentSince)
-	if p.Paused || l.Recent == 0 || window < time.Second {
-		return p
-	}
-	perSecond := float64(l.Recent) / window.Seconds()
-	wait := func(n int64) time.Duration {
-		return time.Duration(math.Ceil(laneCalls(room, l, p.Priority, n)/perSecond)) * time.Second
-	}
-	p.WaitMin, p.Wait, p.WaitKnown = wait(first), wait(last), true
+	estimateWait(room, &p, l, first, last, now)
 	return p
 }
 

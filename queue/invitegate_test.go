@@ -159,8 +159,8 @@ func TestInviteArrivals(t *testing.T) {
 // TestPriorityPlaceFigures: a priority ticket counts its own lane, and
 // both lanes' waits follow laneCalls.
 func TestPriorityPlaceFigures(t *testing.T) {
-	room := &Room{Name: "r", MaxActiveUsers: 10, RefreshSeconds: 10, PriorityShare: 0.2}
-	// One admission a second observed.
+	// One call a second.
+	room := &Room{Name: "r", NewUsersPerMinute: 60, RefreshSeconds: 10, PriorityShare: 0.2}
 	line := func(issued, admitted, pIssued, pAdmitted int64) store.Line {
 		return store.Line{Issued: issued, Admitted: admitted, PriorityIssued: pIssued, PriorityAdmitted: pAdmitted, Recent: 60, RecentSince: now.Add(-time.Minute)}
 	}

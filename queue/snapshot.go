@@ -117,8 +117,10 @@ func nearFront(room *Room, snap Snapshot, age time.Duration) int64 {
 }
 
 // snapshotVersion starts an encoded Snapshot: a POP's cache outlives a
-// deploy, so a new encoding must not be read as the old one.
-const snapshotVersion = "wr-snapshot-1"
+// deploy, so a new encoding must not be read as the old one (version 2
+// added the operator's live rate, burst and capacity, which the wait
+// estimate reads).
+const snapshotVersion = "wr-snapshot-2"
 
 // ErrBadSnapshot: a cached snapshot could not be read.
 var ErrBadSnapshot = errors.New("snapshot not understood")
@@ -129,8 +131,10 @@ func (s Snapshot) MarshalText() ([]byte, error) {
 	l := s.Line
 	b := make([]byte, 0, 160)
 	b = append(b, snapshotVersion...)
+	o := l.Overrides
 	for _, n := range [...]int64{nanos(s.At), l.Epoch, l.Issued, l.Admitted, flag(l.Paused), flag(l.QueueAll),
-		l.Active, l.Called, l.Recent, nanos(l.RecentSince), l.PriorityIssued, l.PriorityAdmitted, int64(l.Event.Phase)} {
+		l.Active, l.Called, l.Recent, nanos(l.RecentSince), l.PriorityIssued, l.PriorityAdmitted, int64(l.Event.Phase),
+		overridden(o.PerMinute, 1000), overridden(o.Burst, 1), overridden(o.Capacity, 1)} {
 		b = append(b, ' ')
 		b = strconv.AppendInt(b, n, 10)
 	}
@@ -140,7 +144,7 @@ func (s Snapshot) MarshalText() ([]byte, error) {
 }
 
 // snapshotFields is how many fields MarshalText writes after the version.
-const snapshotFields = 14
+const snapshotFields = 17
 
 // UnmarshalText reads what MarshalText wrote, refusing anything else with
 // ErrBadSnapshot.
@@ -167,10 +171,29 @@ func (s *Snapshot) UnmarshalText(b []byte) error {
 	if phase < store.NotEntered || phase > store.Drawn {
 		return ErrBadSnapshot
 	}
+	o := store.Overrides{Mode: mode, PerMinute: live[float64](n[13], 1000), Burst: live[int](n[14], 1), Capacity: live[int](n[15], 1)}
 	*s = Snapshot{At: fromNanos(n[0]), Line: store.Line{Epoch: n[1], Issued: n[2], Admitted: n[3], Paused: n[4] == 1, QueueAll: n[5] == 1,
 		Active: n[6], Called: n[7], Recent: n[8], RecentSince: fromNanos(n[9]), PriorityIssued: n[10], PriorityAdmitted: n[11],
-		Event: store.EventState{Phase: phase}, Overrides: store.Overrides{Mode: mode}}}
+		Event: store.EventState{Phase: phase}, Overrides: o}}
 	return nil
+}
+
+// overridden encodes an operator's live value v, times scale (the rate in
+// thousandths, as the store keeps it), or -1 when it is not overridden.
+func overridden[T int | float64](v *T, scale float64) int64 {
+	if v == nil {
+		return -1
+	}
+	return int64(math.Round(float64(*v) * scale))
+}
+
+// live decodes what overridden encoded.
+func live[T int | float64](n int64, scale float64) *T {
+	if n < 0 {
+		return nil
+	}
+	v := T(float64(n) / scale)
+	return &v
 }
 
 // nanos is t in Unix nanoseconds, 0 for the zero time (which has none).

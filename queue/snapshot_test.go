@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -88,9 +89,10 @@ func TestFromSnapshot(t *testing.T) {
 }
 
 func TestSnapshotText(t *testing.T) {
+	liveRate, liveCapacity := 12.5, 0
 	in := Snapshot{At: time.Unix(1_800_000_000, 123), Line: store.Line{Epoch: 7, Issued: 90, Admitted: 40, Paused: true, QueueAll: true,
 		Active: 12, Called: 3, Recent: 33, RecentSince: time.Unix(1_799_999_800, 5), PriorityIssued: 4, PriorityAdmitted: 2,
-		Event: store.EventState{Phase: store.Drawn}, Overrides: store.Overrides{Mode: Reject}}}
+		Event: store.EventState{Phase: store.Drawn}, Overrides: store.Overrides{Mode: Reject, PerMinute: &liveRate, Capacity: &liveCapacity}}}
 	b, err := in.MarshalText()
 	if err != nil {
 		t.Fatal(err)
@@ -103,12 +105,15 @@ func TestSnapshotText(t *testing.T) {
 		t.Fatalf("times %v %v, want %v %v", out.At, out.Line.RecentSince, in.At, in.Line.RecentSince)
 	}
 	out.At, out.Line.RecentSince = in.At, in.Line.RecentSince
-	if fmt.Sprint(out) != fmt.Sprint(in) {
-		t.Fatalf("read back %+v, want %+v", out, in)
+	if !reflect.DeepEqual(out, in) {
+		o := out.Line.Overrides
+		t.Fatalf("read back %+v (live rate %v, capacity %v), want %+v", out, o.PerMinute, o.Capacity, in)
 	}
 	good := string(b)
 	for _, bad := range []string{"", "wr-snapshot-0" + good[len(snapshotVersion):], good + " 1", good[:len(good)-len(" reject")],
-		good[:len(good)-len("reject")] + "sideways", "wr-snapshot-1 x 7 90 40 1 1 12 3 33 5 4 2 2 ", "wr-snapshot-1 1 7 90 40 1 1 12 3 33 5 4 2 9 "} {
+		good[:len(good)-len("reject")] + "sideways", "wr-snapshot-1 1 7 90 40 1 1 12 3 33 5 4 2 2 ",
+		"wr-snapshot-2 x 7 90 40 1 1 12 3 33 5 4 2 2 -1 -1 -1 ", "wr-snapshot-2 1 7 90 40 1 1 12 3 33 5 4 2 9 -1 -1 -1 ",
+		"wr-snapshot-2 1 7 90 40 1 1 12 3 33 5 4 2 2 -1 -1 ", "wr-snapshot-2 1 7 90 40 1 1 12 3 33 5 4 2 2 -1 x -1 "} {
 		if err := out.UnmarshalText([]byte(bad)); !errors.Is(err, ErrBadSnapshot) {
 			t.Errorf("%q: %v, want ErrBadSnapshot", bad, err)
 		}

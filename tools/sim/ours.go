@@ -98,7 +98,7 @@ func (o *Ours) Poll(ctx context.Context, v *Visitor, now time.Time) (Answer, err
 			return queue.Snapshot{Line: pl.Line, At: now}, err
 		})
 		if place, ok := queue.FromSnapshot(room, v.Ticket, v.Epoch, v.Seen, snap, now); polled == nil && ok {
-			return Answer{Snapshot: true, Far: true, Next: place.PollEvery, Held: -1}, nil
+			return Answer{Snapshot: true, Far: true, Next: place.PollEvery, Held: -1, Shown: shownOf(place)}, nil
 		}
 	}
 	if polled == nil {
@@ -127,10 +127,20 @@ func (o *Ours) answer(v *Visitor, pl store.Place, now time.Time) Answer {
 	if a.Admitted {
 		v.Session, v.Renewed = pl.Session, now
 	} else {
-		a.Next = queue.PlaceOf(o.Room, pl, now).PollEvery
+		place := queue.PlaceOf(o.Room, pl, now)
+		a.Next, a.Shown = place.PollEvery, shownOf(place)
 		a.Far = o.far(pl, now)
 	}
 	return a
+}
+
+// shownOf is the estimate the queue page shows for place.
+func shownOf(place queue.Place) Shown {
+	if !place.WaitKnown {
+		return Shown{}
+	}
+	least, most := place.WaitRange()
+	return Shown{Known: true, Least: least, Most: most}
 }
 
 // far says whether the store's answer pl leaves its visitor far from the
@@ -173,6 +183,12 @@ func (o *Ours) Leave(ctx context.Context, v *Visitor, now time.Time) (int, error
 // the last renewal, admitting without the store for a heartbeat.
 func (o *Ours) session(v *Visitor) store.SessionRef {
 	return store.SessionRef{ID: v.Session, Epoch: v.Epoch, UsableUntil: v.Renewed.Add(o.Room.Heartbeat())}
+}
+
+// Admit implements Admitter: the operator's "admit N", one store call.
+func (o *Ours) Admit(ctx context.Context, n int64, now time.Time) error {
+	_, err := o.Store.Admit(ctx, o.Room.Name, o.Room.Policy(now), n, now)
+	return err
 }
 
 // Held implements Policy: live sessions and called visitors.

@@ -49,6 +49,16 @@ type Answer struct {
 	// how many of Calls filled the snapshot.
 	Snapshot bool
 	Fills    int
+	// Shown is the wait estimate the visitor's page showed with a waiting
+	// answer; a policy that estimates nothing leaves it unknown.
+	Shown Shown
+}
+
+// Shown is a wait estimate as a queue page shows it: the range from Least
+// to Most (queue.Place.WaitRange), or "not known" when Known is false.
+type Shown struct {
+	Known       bool
+	Least, Most time.Duration
 }
 
 // Visitor is one simulated person. Policies keep their state for the
@@ -66,13 +76,14 @@ type Visitor struct {
 	Seen time.Time
 
 	arrived, admitted, leaves time.Time
-	pollsLeft                 int    // polls before a NoShowWait visitor gives up; -1 never
-	waiting                   bool   // polling for a place
-	beacon                    bool   // leaves by beacon rather than going idle
-	steady                    bool   // never stops polling while waiting
-	lost                      bool   // lost their place at least once
-	bot                       bool   // a BotFlood client, not a visitor
-	returns                   bool   // follows the redirect of an arrival pass
-	client                    string // the address the requests come from
-	page                      int    // the admitted visitor's pages loaded, the last one pinging
+	pollsLeft                 int       // polls before a NoShowWait visitor gives up; -1 never
+	waiting                   bool      // polling for a place
+	beacon                    bool      // leaves by beacon rather than going idle
+	steady                    bool      // never stops polling while waiting
+	lost                      bool      // lost their place at least once
+	bot                       bool      // a BotFlood client, not a visitor
+	returns                   bool      // follows the redirect of an arrival pass
+	client                    string    // the address the requests come from
+	page                      int       // the admitted visitor's pages loaded, the last one pinging
+	shown                     []shownAt // the estimates shown since the visitor joined
 }

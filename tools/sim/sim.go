@@ -71,6 +71,21 @@ type Config struct {
 	// Bots is a flood of clients beside the visitors, who never come back
 	// for their place.
 	Bots BotFlood
+	// Admits are the operator's "admit N" during the event (the policy
+	// must be an Admitter).
+	Admits []Admit
+}
+
+// Admit is an operator's "admit N", At into the event: N more tickets
+// called at once, beyond the rate and the capacity.
+type Admit struct {
+	At time.Duration
+	N  int64
+}
+
+// Admitter is a policy whose operator can admit N at once.
+type Admitter interface {
+	Admit(ctx context.Context, n int64, now time.Time) error
 }
 
 // Report is what a run measured. Everything but the Bot fields, Limited,
@@ -153,6 +168,9 @@ type Report struct {
 	// the run took.
 	Duration, Elapsed time.Duration
 	Timeline          []Sample
+	// Estimates is how the waits shown compared with the waits that
+	// followed.
+	Estimates Estimates
 }
 
 // Sample is the room's state at one instant of the run.
@@ -252,6 +270,7 @@ const (
 	activity
 	ping
 	sample
+	admit // the operator's "admit N"
 )
 
 type event struct {
@@ -262,6 +281,8 @@ type event struct {
 	// beat is a heartbeat's page: it pings only while that page is the
 	// visitor's last (Visitor.page).
 	beat int
+	// n is how many an admit calls.
+	n int64
 }
 
 type events []*event
@@ -323,6 +344,7 @@ type run struct {
 	perSecond  int   // and their count
 	limiter    *joinLimiter
 	botTickets map[int64]bool // bots' tickets not yet seen called
+	estimates  estimateTally
 }
 
 func (r *run) at(t time.Time, k kind, v *Visitor) {
@@ -358,6 +380,11 @@ func (r *run) play(ctx context.Context) (Report, error) {
 		r.at(Start.Add(r.cfg.Bots.at(i)), arrive, b)
 	}
 	r.pending = r.cfg.Visitors + r.rep.Bots
+	for _, a := range r.cfg.Admits {
+		r.estimates.admits = append(r.estimates.admits, Start.Add(a.At))
+		r.seq++
+		heap.Push(&r.q, &event{at: Start.Add(a.At), kind: admit, seq: r.seq, n: a.N})
+	}
 	r.at(Start, sample, nil)
 	r.lastMinute = Start
 	var err error
@@ -378,6 +405,16 @@ func (r *run) play(ctx context.Context) (Report, error) {
 			r.at(now.Add(r.cfg.Sample), sample, nil)
 			continue
 		}
+		if e.kind == admit {
+			a, ok := r.p.(Admitter)
+			if !ok {
+				return r.rep, fmt.Errorf("%s: the operator cannot admit", r.p.Name())
+			}
+			if err := a.Admit(ctx, e.n, now); err != nil {
+				return r.rep, fmt.Errorf("%s: admit %d at %v: %w", r.p.Name(), e.n, now.Sub(Start), err)
+			}
+			continue
+		}
 		// The batch is the rest of e's slot. Slots are fixed, not
 		// counted from the first event, so no event moves the batches'
 		// bounds: a bot that makes no store call leaves the visitors'
@@ -386,7 +423,7 @@ func (r *run) play(ctx context.Context) (Report, error) {
 		// latest time it has seen, so their order matters).
 		end := Start.Add(e.at.Sub(Start).Truncate(r.cfg.Batch) + r.cfg.Batch)
 		batch := []*event{e}
-		for r.q.Len() > 0 && r.q[0].kind != sample && r.q[0].at.Before(end) {
+		for r.q.Len() > 0 && r.q[0].kind != sample && r.q[0].kind != admit && r.q[0].at.Before(end) {
 			batch = append(batch, heap.Pop(&r.q).(*event))
 		}
 		if err := r.handle(ctx, batch); err != nil {
@@ -409,6 +446,7 @@ func (r *run) finish() {
 		r.rep.Overshoot = r.rep.MaxLive - int64(r.rep.Capacity)
 	}
 	r.rep.Inversions = r.overtaken()
+	r.rep.Estimates = r.estimates.report()
 	for _, v := range r.visitors {
 		if v.steady && v.admitted.IsZero() {
 			r.rep.NeverAdmitted++
@@ -610,15 +648,23 @@ func (r *run) settle(s *step) error {
 			r.rep.LostPlaces++
 			v.lost = true
 		}
+		if s.answer.Lost {
+			v.shown = nil // about a place the visitor no longer holds
+		}
 		r.waited(s.answer)
 	}
 	if !s.answer.Admitted {
 		v.waiting = true
 		r.waiting++
 		r.at(now.Add(s.answer.Next), poll, v)
+		if v.steady && !v.lost {
+			v.shown = append(v.shown, shownAt{at: now, lasted: s.answer.Next, Shown: s.answer.Shown})
+		}
 		return nil
 	}
 	v.admitted = now
+	r.estimates.add(v.shown, now)
+	v.shown = nil
 	r.rep.Admitted++
 	r.live++
 	if int64(r.live) > r.rep.MaxLive {
