@@ -11,6 +11,7 @@ require (
 	github.com/fastly/compute-sdk-go v1.9.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/tetratelabs/wazero v1.12.0
+	pgregory.net/rapid v1.3.0
 )
 
 require (
