@@ -101,16 +101,10 @@ func (s scriptTransport) RoundTrip(ctx context.Context, req store.Request) (stor
 // basePolicy is a room's policy with these limits, the timeouts above,
 // and a refresh (issue 23's Policy.Refresh).
 func basePolicy(capacity int, perMinute float64, burst int, share float64) store.Policy {
-	p := store.Policy{PerMinute: perMinute, Burst: burst, Capacity: capacity,
+	return store.Policy{PerMinute: perMinute, Burst: burst, Capacity: capacity,
 		ClaimWindow: claimWindow, SessionTTL: sessionTTL, QueueTimeout: queueTimeout,
-		CatchUp: catchUp, Heartbeat: heartbeat, PriorityShare: share}
-	setRefresh(&p, refresh)
-	return p
+		CatchUp: catchUp, Heartbeat: heartbeat, PriorityShare: share, Refresh: refresh}
 }
-
-// setRefresh sets the policy's refresh. TODO(issue 23): p.Refresh = d, once
-// store.Policy has the field; until then the script does not read one.
-func setRefresh(p *store.Policy, d time.Duration) {}
 
 // visitor is one client of the room, as the edge keeps it in its passes.
 type visitor struct {
