@@ -3,6 +3,7 @@
 #   make build   bin/main.wasm (TinyGo when a usable one is installed, else Go; TOOLCHAIN=go|tinygo forces one)
 #   make test    every test: edge module (this Go, Go 1.23, TinyGo), tools module, end to end on both wasm builds
 #   make fuzz    every Fuzz target of the edge module, FUZZTIME (20s) each (CI runs it after make test)
+#   make model   the model-based tests of the store script and the join limit, MODELCHECKS (2000) sequences (CI too)
 #   make serve   the waiting room locally (see README.md)
 #   make panel-screenshot  docs/admin-panel.png: the admin panel in headless Chromium (tools/paneltest)
 #   make page-screenshots  docs/queue-*.png: the queue page in headless Chromium (tools/pagetest)
@@ -28,7 +29,7 @@ TINYGO_TEST := PATH="$(CURDIR)/bin:$$PATH" tools/build-wasm run-tinygo test -tar
 # Set in CI: a machine that should have TinyGo fails instead of skipping its leg.
 REQUIRE_TINYGO ?=
 
-.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-pops bench-pops-large bench-host panel-screenshot page-screenshots clean
+.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz model serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-pops bench-pops-large bench-host panel-screenshot page-screenshots clean
 
 build: bin/main.wasm
 
@@ -71,6 +72,14 @@ test-edge-min:
 FUZZTIME ?= 20s
 fuzz:
 	FUZZTIME=$(FUZZTIME) tools/fuzz-all
+
+# The model-based test of the store script (tools/modeltest) and of the
+# doors into a place (TestNoDoorPassesTheJoinLimit), for MODELCHECKS random
+# sequences each: make test runs rapid's 100; CI runs this after make fuzz.
+MODELCHECKS ?= 2000
+model:
+	cd tools && go test -count=1 -timeout 30m -run 'TestModel$$' ./modeltest -rapid.checks=$(MODELCHECKS)
+	cd tools && go test -count=1 -timeout 30m -run 'TestNoDoorPassesTheJoinLimit$$' ./integration -rapid.checks=$(MODELCHECKS)
 
 tools/compat/node_modules: tools/compat/package.json tools/compat/package-lock.json
 	cd tools/compat && npm ci --no-audit --no-fund

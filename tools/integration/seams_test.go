@@ -14,6 +14,18 @@ import (
 // an outage. (The seams on the request path are tested through the wasm
 // in tools/attack.)
 
+// eventLine is a quiet line without limits in event ev, on a store with
+// a secret of its own.
+func eventLine(t *testing.T, ev *store.Event) *line {
+	st, _ := newStore(t)
+	st.RandomKey = "the store's secret for the test"
+	p := policy(0, 1, 0)
+	p.Event = ev
+	l := newLine(t, st, p)
+	l.quiet = true
+	return l
+}
+
 // TestAReusedEventNameIsANewEvent runs "weekly" through its pre-queue,
 // draw and end, then schedules it again: the new one opens a pre-queue of
 // its own (a newcomer is held, not let in), with a new draw key, drawn
@@ -21,13 +33,8 @@ import (
 // event. Before issue 23 the script took the second "weekly" for the
 // first, already drawn, and let everyone through.
 func TestAReusedEventNameIsANewEvent(t *testing.T) {
-	st, _ := newStore(t)
-	st.RandomKey = "the store's secret for the test"
-	p := policy(0, 1, 0)
 	first := event("weekly")
-	p.Event = first
-	l := newLine(t, st, p)
-	l.quiet = true
+	l := eventLine(t, first)
 	l.join(first.PrequeueFrom.Add(time.Minute))
 	drawn := l.stats(first.Starts)
 	if drawn.Event.Phase != store.Drawn || drawn.Event.Key == "" {
@@ -72,13 +79,8 @@ func TestAReusedEventNameIsANewEvent(t *testing.T) {
 // start while the pre-queue is open; it is the same event, drawn at the new
 // start with the key it was entered with, whose commitment never changed.
 func TestMovingTheStartDuringThePrequeueKeepsItsKey(t *testing.T) {
-	st, _ := newStore(t)
-	st.RandomKey = "the store's secret for the test"
-	p := policy(0, 1, 0)
 	ev := event("sale")
-	p.Event = ev
-	l := newLine(t, st, p)
-	l.quiet = true
+	l := eventLine(t, ev)
 	pl := l.join(ev.PrequeueFrom.Add(time.Minute))
 	committed := pl.Line.Event.Commitment
 	later := *ev
