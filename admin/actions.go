@@ -142,7 +142,8 @@ func (p *Panel) act(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Re
 		return
 	}
 	p.Logf("admin: %s in room %s by %s %s", done, room, p.Actor.Via, p.Actor.Client)
-	w.Header().Set("Location", p.link(refreshOff(r), 0)+"#"+roomAnchor(p.roomIndex(room)))
+	i := p.roomIndex(room)
+	w.Header().Set("Location", p.link(view{refreshOff: refreshOff(r), roomsPage: pageOf(i)})+"#"+roomAnchor(i))
 	w.WriteHeader(fsthttp.StatusSeeOther)
 }
 
@@ -159,6 +160,8 @@ func refusal(err error, room string) (int, string) {
 		return fsthttp.StatusNotFound, "There is no room " + strconv.Quote(room) + "."
 	case errors.Is(err, control.ErrModeLocked):
 		return fsthttp.StatusConflict, "No live value can be set: " + err.Error() + "."
+	case errors.Is(err, control.ErrBudget):
+		return fsthttp.StatusInternalServerError, "The panel asked more of the store than one request may (" + err.Error() + "): a bug. Nothing was done."
 	}
 	return fsthttp.StatusServiceUnavailable, "The store did not answer (" + err.Error() + "), so the action may not have been done. Check the room on the panel before trying again."
 }

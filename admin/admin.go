@@ -58,9 +58,8 @@ type Panel struct {
 // Operator is what the panel reads and does: [control.Operator], which
 // the admin API shares, so both check the same inputs the same way.
 type Operator interface {
-	Stats(ctx context.Context, room string) (control.Stats, error)
-	History(ctx context.Context, room string, span time.Duration) ([]control.Point, error)
-	Audit(ctx context.Context, offset, limit int) ([]store.AuditEntry, error)
+	Overview(ctx context.Context, room string, span time.Duration) (control.Stats, []control.Point, error)
+	Audit(ctx context.Context, cursor string, limit int) (control.AuditPage, error)
 	Admit(ctx context.Context, room string, n int64, who store.Actor) (store.Line, error)
 	Control(ctx context.Context, room string, c store.Control, who store.Actor) (store.Line, error)
 	SetLimits(ctx context.Context, room string, l control.Limits, who store.Actor) (store.Line, error)

@@ -2,49 +2,50 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"html"
 	"strconv"
 	"strings"
 
+	"github.com/edgequeue/waitingroom/control"
 	"github.com/edgequeue/waitingroom/store"
 )
 
-// auditPageSize is how many audit entries a page of the panel shows.
+// auditPageSize is how many audit entries a page of the panel shows, at
+// most: with many rooms, the calls left to read them may fill fewer.
 const auditPageSize = 20
 
-// lastAuditPage is the last page the audit log can fill: every room keeps
-// its last store.AuditCap entries.
-func (p *Panel) lastAuditPage() int {
-	return max(1, (len(p.Rooms)*store.AuditCap+auditPageSize-1)/auditPageSize)
-}
-
-// auditSection is a page of the audit log, newest first, with links to
-// the newer and older pages.
-func (p *Panel) auditSection(ctx context.Context, b *strings.Builder, v view) {
+// auditSection is a page of the audit log of every room, newest first,
+// read with what is left of the request's store calls, with links to
+// the newest entries and to older ones. A cursor the panel did not give
+// is returned, for the page to refuse.
+func (p *Panel) auditSection(ctx context.Context, b *strings.Builder, v view) *control.InputError {
 	b.WriteString(`<section id="audit" aria-labelledby="audit-h"><h2 id="audit-h">Audit log</h2>`)
 	defer b.WriteString("</section>")
-	// One entry more than a page tells whether there is an older page.
-	entries, err := p.Op.Audit(ctx, (v.auditPage-1)*auditPageSize, auditPageSize+1)
+	page, err := p.Op.Audit(ctx, v.audit, auditPageSize)
+	var bad *control.InputError
+	if errors.As(err, &bad) {
+		return bad
+	}
 	if err != nil {
 		p.Logf("admin: reading the audit log failed: %v", err)
 		b.WriteString(`<p class="error">The audit log could not be read: ` + html.EscapeString(err.Error()) + `</p>`)
-		return
+		return nil
 	}
-	older := len(entries) > auditPageSize
-	if older {
-		entries = entries[:auditPageSize]
+	which := "newest entries"
+	if v.audit != "" {
+		which = "older entries"
 	}
-	page := strconv.Itoa(v.auditPage)
-	b.WriteString(`<p>Every action taken in the panel or through the API, newest first, ` + strconv.Itoa(auditPageSize) + ` to a page. This is page ` + page + `.</p>`)
+	b.WriteString(`<p>Every action taken in the panel or through the API, in every room, newest first, up to ` + strconv.Itoa(auditPageSize) + ` to a page. These are the ` + which + `.</p>`)
 	switch {
-	case len(entries) == 0 && v.auditPage == 1:
+	case len(page.Entries) == 0 && v.audit == "" && page.Next == "":
 		b.WriteString("<p>No operator actions are recorded yet.</p>")
-	case len(entries) == 0:
+	case len(page.Entries) == 0:
 		b.WriteString("<p>No entries on this page.</p>")
 	default:
-		b.WriteString(`<table><caption class="vh">Audit log, page ` + page + `</caption><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Room</th>` +
+		b.WriteString(`<table><caption class="vh">Audit log, ` + which + `</caption><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Room</th>` +
 			`<th scope="col">Action</th><th scope="col">By</th><th scope="col">Before</th><th scope="col">After (changes in bold)</th></tr></thead><tbody>`)
-		for _, e := range entries {
+		for _, e := range page.Entries {
 			action := e.Action
 			if e.N != 0 {
 				action += " " + strconv.FormatInt(e.N, 10)
@@ -56,17 +57,22 @@ func (p *Panel) auditSection(ctx context.Context, b *strings.Builder, v view) {
 		}
 		b.WriteString("</tbody></table>")
 	}
-	if v.auditPage == 1 && !older {
-		return
+	if v.audit == "" && page.Next == "" {
+		return nil
 	}
 	b.WriteString(`<nav aria-label="Audit log pages"><p>`)
-	if v.auditPage > 1 {
-		b.WriteString(`<a href="` + html.EscapeString(p.link(v.refreshOff, v.auditPage-1)+"#audit") + `" rel="prev">Newer entries</a> `)
+	if v.audit != "" {
+		newest := v
+		newest.audit = ""
+		b.WriteString(`<a href="` + html.EscapeString(p.link(newest)+"#audit") + `" rel="first">Newest entries</a> `)
 	}
-	if older {
-		b.WriteString(`<a href="` + html.EscapeString(p.link(v.refreshOff, v.auditPage+1)+"#audit") + `" rel="next">Older entries</a>`)
+	if page.Next != "" {
+		older := v
+		older.audit = page.Next
+		b.WriteString(`<a href="` + html.EscapeString(p.link(older)+"#audit") + `" rel="next">Older entries</a>`)
 	}
 	b.WriteString("</p></nav>")
+	return nil
 }
 
 // stateCell describes a room's state in an audit entry: its line, and

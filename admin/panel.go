@@ -6,6 +6,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -57,27 +58,53 @@ func writePage(w fsthttp.ResponseWriter, code int, s string) {
 // that says why and leads back.
 func (p *Panel) failed(w fsthttp.ResponseWriter, r *fsthttp.Request, code int, title, msg string) {
 	writePage(w, code, page(title+" · Waiting room admin", 0, "<main><h1>"+html.EscapeString(title)+`</h1><p class="error">`+
-		html.EscapeString(msg)+`</p><p><a href="`+html.EscapeString(p.link(refreshOff(r), 0))+`">Back to the panel</a></p></main>`))
+		html.EscapeString(msg)+`</p><p><a href="`+html.EscapeString(p.link(view{refreshOff: refreshOff(r)}))+`">Back to the panel</a></p></main>`))
 }
 
 // refreshOff reports whether the operator turned the refresh off.
 func refreshOff(r *fsthttp.Request) bool { return r.URL.Query().Get("refresh") == "off" }
 
-// link is the panel's own address with the view's query: the refresh
-// turned off or not, and an audit log page (0 or 1: the first).
-func (p *Panel) link(off bool, auditPage int) string {
+// auditCalls is what the panel's page keeps of the request's store calls
+// for the audit log: two calls read the newest entries of up to 400
+// rooms (store.MaxAuditPage each).
+const auditCalls = 2
+
+// roomsPerPage is how many rooms a page of the panel shows: each costs
+// control.StatsCalls (its line, its day of history), and the audit log
+// under them keeps auditCalls, all within control.MaxStoreCalls.
+const roomsPerPage = (control.MaxStoreCalls - auditCalls) / control.StatsCalls
+
+// view is what the query asks the overview to show.
+type view struct {
+	refreshOff bool
+	roomsPage  int // from 1
+	// audit is the audit log's cursor: "" for its newest entries.
+	audit string
+}
+
+// link is the panel's own address showing v.
+func (p *Panel) link(v view) string {
 	var q []string
-	if off {
+	if v.refreshOff {
 		q = append(q, "refresh=off")
 	}
-	if auditPage > 1 {
-		q = append(q, "audit_page="+strconv.Itoa(auditPage))
+	if v.roomsPage > 1 {
+		q = append(q, "rooms_page="+strconv.Itoa(v.roomsPage))
+	}
+	if v.audit != "" {
+		q = append(q, "audit="+url.QueryEscape(v.audit))
 	}
 	if len(q) == 0 {
 		return p.Path
 	}
 	return p.Path + "?" + strings.Join(q, "&")
 }
+
+// lastRoomsPage is the number of pages the rooms take.
+func (p *Panel) lastRoomsPage() int { return max(1, (len(p.Rooms)+roomsPerPage-1)/roomsPerPage) }
+
+// pageOf is the page that shows the room at index i.
+func pageOf(i int) int { return max(0, i)/roomsPerPage + 1 }
 
 func roomAnchor(i int) string {
 	if i < 0 {
@@ -86,17 +113,11 @@ func roomAnchor(i int) string {
 	return "room-" + strconv.Itoa(i)
 }
 
-// view is what the query asks the overview to show.
-type view struct {
-	refreshOff bool
-	auditPage  int // from 1
-}
-
 // parseView reads the overview's query, or says which parameter is
 // wrong.
 func (p *Panel) parseView(r *fsthttp.Request) (view, string) {
 	q := r.URL.Query()
-	v := view{auditPage: 1}
+	v := view{roomsPage: 1, audit: q.Get("audit")}
 	switch q.Get("refresh") {
 	case "off":
 		v.refreshOff = true
@@ -104,18 +125,20 @@ func (p *Panel) parseView(r *fsthttp.Request) (view, string) {
 	default:
 		return v, fmt.Sprintf("refresh must be off, or left out; not %q.", q.Get("refresh"))
 	}
-	if s := q.Get("audit_page"); s != "" {
+	if s := q.Get("rooms_page"); s != "" {
 		n, err := strconv.Atoi(s)
-		if last := p.lastAuditPage(); err != nil || n < 1 || n > last {
-			return v, fmt.Sprintf("audit_page must be a whole number from 1 to %d; not %q.", last, s)
+		if last := p.lastRoomsPage(); err != nil || n < 1 || n > last {
+			return v, fmt.Sprintf("rooms_page must be a whole number from 1 to %d; not %q.", last, s)
 		}
-		v.auditPage = n
+		v.roomsPage = n
 	}
 	return v, ""
 }
 
-// overview is the panel's page: the rooms at a glance, then each room's
-// numbers, live values, controls and charts, then the audit log.
+// overview is the panel's page: a page of rooms at a glance, then each
+// one's numbers, live values, controls and charts, then the audit log of
+// every room. Pages of roomsPerPage rooms keep its store calls within
+// control.MaxStoreCalls however many rooms there are.
 func (p *Panel) overview(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
 	v, problem := p.parseView(r)
 	if problem != "" {
@@ -131,12 +154,14 @@ func (p *Panel) overview(ctx context.Context, w fsthttp.ResponseWriter, r *fstht
 	var b strings.Builder
 	b.WriteString(`<header><h1>Waiting room admin</h1><p>Updated at <time datetime="` + p.Now.UTC().Format(time.RFC3339) + `">` +
 		p.Now.UTC().Format("15:04:05 UTC, 2 January 2006") + "</time>. ")
+	toggled := v
+	toggled.refreshOff = !v.refreshOff
 	if v.refreshOff {
-		b.WriteString(`Automatic refresh is off. <a href="` + html.EscapeString(p.link(false, v.auditPage)) + `">Refresh every ` +
+		b.WriteString(`Automatic refresh is off. <a href="` + html.EscapeString(p.link(toggled)) + `">Refresh every ` +
 			strconv.Itoa(refreshSeconds) + ` seconds</a>`)
 	} else {
 		b.WriteString(`The page refreshes every ` + strconv.Itoa(refreshSeconds) + ` seconds. <a href="` +
-			html.EscapeString(p.link(true, v.auditPage)) + `">Turn automatic refresh off</a> (before filling in a form)`)
+			html.EscapeString(p.link(toggled)) + `">Turn automatic refresh off</a> (before filling in a form)`)
 	}
 	b.WriteString(`.</p>`)
 	if len(p.Rooms) == 0 {
@@ -147,53 +172,88 @@ func (p *Panel) overview(ctx context.Context, w fsthttp.ResponseWriter, r *fstht
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(`<a href="#` + roomAnchor(i) + `">` + html.EscapeString(room.Name) + `</a>`)
+			href := "#" + roomAnchor(i)
+			if pageOf(i) != v.roomsPage {
+				href = p.link(view{refreshOff: v.refreshOff, roomsPage: pageOf(i)}) + href
+			}
+			b.WriteString(`<a href="` + html.EscapeString(href) + `">` + html.EscapeString(room.Name) + `</a>`)
 		}
 		b.WriteString(`; <a href="#audit">audit log</a>.</p></nav>`)
 	}
 	b.WriteString("</header><main>")
 
-	stats := make([]control.Stats, len(p.Rooms))
-	errs := make([]error, len(p.Rooms))
-	for i, room := range p.Rooms {
-		if stats[i], errs[i] = p.Op.Stats(ctx, room.Name); errs[i] != nil {
-			p.Logf("admin: reading room %s failed: %v", room.Name, errs[i])
+	first := min(len(p.Rooms), (v.roomsPage-1)*roomsPerPage)
+	rooms := p.Rooms[first:min(len(p.Rooms), first+roomsPerPage)]
+	readings := make([]reading, len(rooms))
+	for i, room := range rooms {
+		rd := &readings[i]
+		if rd.stats, rd.points, rd.err = p.Op.Overview(ctx, room.Name, daySpan); rd.err != nil {
+			p.Logf("admin: reading room %s failed: %v", room.Name, rd.err)
 		}
 	}
-	p.summary(&b, stats, errs)
+	p.summary(&b, v, first, readings)
 	q := ""
 	if v.refreshOff {
 		q = "?refresh=off"
 	}
-	for i, room := range p.Rooms {
-		p.roomSection(ctx, &b, i, room, stats[i], errs[i], forms{csrf: csrf, query: q})
+	for i, room := range rooms {
+		p.roomSection(&b, first+i, room, readings[i], forms{csrf: csrf, query: q})
 	}
-	p.auditSection(ctx, &b, v)
+	if bad := p.auditSection(ctx, &b, v); bad != nil {
+		problem := "audit " + bad.Message + "."
+		p.Logf("admin: refused %q: %s", r.URL.RawQuery, problem)
+		p.failed(w, r, fsthttp.StatusBadRequest, "No such view", problem)
+		return
+	}
 	b.WriteString("</main>")
 	writePage(w, fsthttp.StatusOK, page("Waiting room admin", refresh, b.String()))
 }
 
-// summary is every room in one table. Its first seven columns keep the
-// order and markup of the panel's first version, which the end-to-end
-// suites read.
-func (p *Panel) summary(b *strings.Builder, stats []control.Stats, errs []error) {
+// reading is what the panel read of a room.
+type reading struct {
+	stats  control.Stats
+	points []control.Point
+	err    error
+}
+
+// summary is the page's rooms in one table, the first at index first,
+// and the way to the other pages. Its first seven columns keep the order
+// and markup of the panel's first version, which the end-to-end suites
+// read.
+func (p *Panel) summary(b *strings.Builder, v view, first int, readings []reading) {
 	if len(p.Rooms) == 0 {
 		return
 	}
-	b.WriteString(`<table id="rooms"><caption>All rooms now</caption><thead><tr><th scope="col">Room</th><th scope="col">Mode</th><th scope="col">Waiting</th><th scope="col">Now serving</th>` +
+	caption := "All rooms now"
+	if len(p.Rooms) > roomsPerPage {
+		caption = fmt.Sprintf("Rooms %d to %d of %d, now", first+1, first+len(readings), len(p.Rooms))
+	}
+	b.WriteString(`<table id="rooms"><caption>` + caption + `</caption><thead><tr><th scope="col">Room</th><th scope="col">Mode</th><th scope="col">Waiting</th><th scope="col">Now serving</th>` +
 		`<th scope="col">Issued</th><th scope="col">Active</th><th scope="col">Called</th><th scope="col">Capacity</th><th scope="col">Rate / min</th><th scope="col">State</th></tr></thead><tbody>`)
-	for i, room := range p.Rooms {
-		name := html.EscapeString(room.Name)
-		if errs[i] != nil {
-			b.WriteString(`<tr><td>` + name + `</td><td colspan="9">store did not answer: ` + html.EscapeString(errs[i].Error()) + `</td></tr>`)
+	for i, rd := range readings {
+		name := html.EscapeString(p.Rooms[first+i].Name)
+		if rd.err != nil {
+			b.WriteString(`<tr><td>` + name + `</td><td colspan="9">store did not answer: ` + html.EscapeString(rd.err.Error()) + `</td></tr>`)
 			continue
 		}
-		st := stats[i]
+		st := rd.stats
 		fmt.Fprintf(b, `<tr><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
 			name, html.EscapeString(st.Mode), st.QueueLength, st.NowServing, st.Issued, st.ActiveSessions, st.Called,
 			intLimit(st.Effective.MaxActiveUsers), floatLimit(st.Effective.NewUsersPerMinute), state(st))
 	}
 	b.WriteString("</tbody></table>")
+	if p.lastRoomsPage() == 1 {
+		return
+	}
+	// Each page of rooms starts the audit log again from its newest.
+	b.WriteString(`<nav aria-label="Pages of rooms"><p>`)
+	if v.roomsPage > 1 {
+		b.WriteString(`<a href="` + html.EscapeString(p.link(view{refreshOff: v.refreshOff, roomsPage: v.roomsPage - 1})) + `" rel="prev">Previous rooms</a> `)
+	}
+	if v.roomsPage < p.lastRoomsPage() {
+		b.WriteString(`<a href="` + html.EscapeString(p.link(view{refreshOff: v.refreshOff, roomsPage: v.roomsPage + 1})) + `" rel="next">Next rooms</a>`)
+	}
+	b.WriteString(`</p></nav>`)
 }
 
 // forms is what every form on the page carries: the CSRF token (escaped)
@@ -211,12 +271,13 @@ func (f forms) open(p *Panel, action, room, class string) string {
 
 // roomSection is one room: its numbers, live values and their form, its
 // controls, and its charts.
-func (p *Panel) roomSection(ctx context.Context, b *strings.Builder, i int, base *queue.Room, st control.Stats, statsErr error, f forms) {
+func (p *Panel) roomSection(b *strings.Builder, i int, base *queue.Room, rd reading, f forms) {
 	id := roomAnchor(i)
 	name := html.EscapeString(base.Name)
+	st := rd.stats
 	b.WriteString(`<section id="` + id + `" aria-labelledby="` + id + `-h"><h2 id="` + id + `-h">Room ` + name + `</h2>`)
-	if statsErr != nil {
-		b.WriteString(`<p class="error">The store did not answer: ` + html.EscapeString(statsErr.Error()) + `. The controls below may fail too.</p>`)
+	if rd.err != nil {
+		b.WriteString(`<p class="error">The store did not answer: ` + html.EscapeString(rd.err.Error()) + `. The controls below may fail too.</p>`)
 	} else {
 		if note := eventNote(base, st.Event, p.Now); note != "" {
 			b.WriteString("<p>" + html.EscapeString(note) + "</p>")
@@ -251,19 +312,17 @@ func (p *Panel) roomSection(ctx context.Context, b *strings.Builder, i int, base
 	fmt.Fprintf(b, `%s<label for="%s-confirm">Room name, to confirm the reset</label> <input id="%[2]s-confirm" name="confirm" autocomplete="off" spellcheck="false" required aria-describedby="%[2]s-reset-hint"> <button class="danger">Reset room %s</button></form>`,
 		f.open(p, "reset", name, ""), id, name)
 
-	p.historySection(ctx, b, id, base.Name)
+	historySection(b, id, rd)
 	b.WriteString("</section>")
 }
 
 // historySection is the room's charts: the last hour, the last day.
-func (p *Panel) historySection(ctx context.Context, b *strings.Builder, id, room string) {
-	points, err := p.Op.History(ctx, room, daySpan)
-	if err != nil {
-		p.Logf("admin: reading the history of room %s failed: %v", room, err)
-		b.WriteString(`<h3>History</h3><p class="error">The history could not be read: ` + html.EscapeString(err.Error()) + `</p>`)
+func historySection(b *strings.Builder, id string, rd reading) {
+	if rd.err != nil {
+		b.WriteString(`<h3>History</h3><p class="error">The history could not be read: ` + html.EscapeString(rd.err.Error()) + `</p>`)
 		return
 	}
-	hour, day := historyCharts(id, points)
+	hour, day := historyCharts(id, rd.points)
 	for _, part := range []struct {
 		title  string
 		charts []Chart

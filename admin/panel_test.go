@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,28 +30,33 @@ type recordingOp struct {
 	readErr error // every reading fails with it
 	actErr  error // every action fails with it
 	did     []string
-	offsets []int // the audit offsets asked for
+	read    []string // the rooms read
+	cursors []string // the audit cursors asked for
 }
 
-func (o *recordingOp) Stats(_ context.Context, room string) (control.Stats, error) {
+func (o *recordingOp) Overview(_ context.Context, room string, _ time.Duration) (control.Stats, []control.Point, error) {
+	o.read = append(o.read, room)
 	st := o.stats
 	st.Room = room
-	return st, o.readErr
+	return st, o.points, o.readErr
 }
 
-func (o *recordingOp) History(context.Context, string, time.Duration) ([]control.Point, error) {
-	return o.points, o.readErr
-}
-
-func (o *recordingOp) Audit(_ context.Context, offset, limit int) ([]store.AuditEntry, error) {
-	o.offsets = append(o.offsets, offset)
+// Audit pages through audit; its cursors are offsets, which the panel
+// takes as they come.
+func (o *recordingOp) Audit(_ context.Context, cursor string, limit int) (control.AuditPage, error) {
+	o.cursors = append(o.cursors, cursor)
 	if o.readErr != nil {
-		return nil, o.readErr
+		return control.AuditPage{}, o.readErr
 	}
-	if offset >= len(o.audit) {
-		return nil, nil
+	offset, err := strconv.Atoi(cursor)
+	if cursor != "" && (err != nil || offset < 1) {
+		return control.AuditPage{}, &control.InputError{Field: "cursor", Message: "is not one this audit log gave"}
 	}
-	return o.audit[offset:min(offset+limit, len(o.audit))], nil
+	page := control.AuditPage{Entries: o.audit[min(offset, len(o.audit)):min(offset+limit, len(o.audit))]}
+	if offset+limit < len(o.audit) {
+		page.Next = strconv.Itoa(offset + limit)
+	}
+	return page, nil
 }
 
 func (o *recordingOp) act(format string, args ...any) (store.Line, error) {
@@ -192,11 +198,13 @@ func TestOverview(t *testing.T) {
 		},
 		{name: "a wrong refresh", op: &recordingOp{}, target: "/_wr/admin?refresh=sometimes", code: 400,
 			want: []string{"refresh must be off, or left out; not &#34;sometimes&#34;.", `<a href="/_wr/admin">Back to the panel</a>`}},
-		{name: "an audit page of zero", op: &recordingOp{}, target: "/_wr/admin?audit_page=0", code: 400,
-			want: []string{"audit_page must be a whole number from 1 to 100; not &#34;0&#34;."}},
-		{name: "an audit page past the cap", op: &recordingOp{}, target: "/_wr/admin?audit_page=101", code: 400, want: []string{"from 1 to 100"}},
-		{name: "an audit page not a number", op: &recordingOp{}, target: "/_wr/admin?audit_page=%3Cb%3E", code: 400,
+		{name: "a page of rooms of zero", op: &recordingOp{}, target: "/_wr/admin?rooms_page=0", code: 400,
+			want: []string{"rooms_page must be a whole number from 1 to 1; not &#34;0&#34;."}},
+		{name: "a page of rooms past the last", op: &recordingOp{}, target: "/_wr/admin?rooms_page=2", code: 400, want: []string{"from 1 to 1"}},
+		{name: "a page of rooms not a number", op: &recordingOp{}, target: "/_wr/admin?rooms_page=%3Cb%3E", code: 400,
 			want: []string{"not &#34;&lt;b&gt;&#34;"}, not: []string{"<b>"}},
+		{name: "an audit cursor the panel did not give", op: &recordingOp{}, target: "/_wr/admin?audit=%3Cb%3E", code: 400,
+			want: []string{"audit is not one this audit log gave.", `<a href="/_wr/admin">Back to the panel</a>`}, not: []string{"<b>"}},
 		{name: "an unknown page", op: &recordingOp{}, target: "/_wr/admin/%3Cscript%3E", code: 404,
 			want: []string{"The panel has no page &#34;&lt;script&gt;&#34;."}, not: []string{"<script>"}},
 	} {
@@ -206,16 +214,7 @@ func TestOverview(t *testing.T) {
 			if w.Code != tc.code || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/html") {
 				t.Fatalf("%d %s, want %d and HTML:\n%s", w.Code, w.Header().Get("Content-Type"), tc.code, body)
 			}
-			for _, s := range tc.want {
-				if !strings.Contains(body, s) {
-					t.Errorf("no %q in\n%s", s, body)
-				}
-			}
-			for _, s := range tc.not {
-				if strings.Contains(body, s) {
-					t.Errorf("%q in the page", s)
-				}
-			}
+			checkPage(t, body, tc.want, tc.not)
 			checkLabels(t, body)
 		})
 	}
@@ -249,6 +248,22 @@ func TestHostileRoomName(t *testing.T) {
 	}
 	if want := "pause " + hostile + " by panel/c0ffee"; len(op.did) != 1 || op.did[0] != want {
 		t.Fatalf("did %q, want %q", op.did, want)
+	}
+}
+
+// checkPage fails the test unless the page holds every string of want
+// and none of not.
+func checkPage(t *testing.T, body string, want, not []string) {
+	t.Helper()
+	for _, s := range want {
+		if !strings.Contains(body, s) {
+			t.Errorf("no %q in\n%s", s, body)
+		}
+	}
+	for _, s := range not {
+		if strings.Contains(body, s) {
+			t.Errorf("%q in the page", s)
+		}
 	}
 }
 
@@ -374,37 +389,38 @@ func TestAuditLog(t *testing.T) {
 		After:  store.AuditState{Epoch: 1, Overrides: store.Overrides{Capacity: ptr(40), Burst: ptr(2), Mode: "random"}}}
 	entries[1].Action, entries[1].N = "admit", 25
 	for _, tc := range []struct {
-		page       string
-		offset     int
+		query      string
+		cursor     string // asked of the operator
 		rows       int
 		want       []string
 		newer, old bool
 	}{
-		{page: "", offset: 0, rows: 20, old: true, want: []string{
-			"This is page 1.",
+		{query: "", cursor: "", rows: 20, old: true, want: []string{
+			"These are the newest entries.",
 			`<td><time datetime="2025-03-01T15:59:30Z">2025-03-01 15:59:30</time></td><td>&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&amp;&#39;</td><td>limits&lt;script&gt;</td><td>panel <code>&#34;&gt;&lt;i&gt;</code></td>`,
 			"<td>epoch 1, issued 0, serving 0, state admitting, capacity as configured, burst 2, mode as configured</td>",
 			"<td>epoch 1, issued 0, serving 0, state admitting, <strong>capacity 40</strong>, burst 2, <strong>mode random</strong></td>",
 			"<td>admit 25</td>",
 			"<td>epoch 1, issued 9, serving 4, <strong>state paused</strong></td>",
-			`<a href="/_wr/admin?audit_page=2#audit" rel="next">Older entries</a>`,
+			`<a href="/_wr/admin?audit=20#audit" rel="next">Older entries</a>`,
 		}},
-		{page: "2", offset: 20, rows: 20, newer: true, old: true, want: []string{"This is page 2.", `<a href="/_wr/admin#audit" rel="prev">Newer entries</a>`}},
-		{page: "2&refresh=off", offset: 20, rows: 20, newer: true, old: true, want: []string{
-			`<a href="/_wr/admin?refresh=off#audit" rel="prev">Newer entries</a>`,
-			`<a href="/_wr/admin?refresh=off&amp;audit_page=3#audit" rel="next">Older entries</a>`}},
-		{page: "3", offset: 40, rows: 5, newer: true, want: []string{`<a href="/_wr/admin?audit_page=2#audit" rel="prev">Newer entries</a>`}},
-		{page: "4", offset: 60, rows: 0, newer: true, want: []string{"No entries on this page."}},
+		{query: "audit=20", cursor: "20", rows: 20, newer: true, old: true, want: []string{"These are the older entries.",
+			`<a href="/_wr/admin#audit" rel="first">Newest entries</a>`, `<a href="/_wr/admin?audit=40#audit" rel="next">Older entries</a>`}},
+		{query: "audit=20&refresh=off", cursor: "20", rows: 20, newer: true, old: true, want: []string{
+			`<a href="/_wr/admin?refresh=off#audit" rel="first">Newest entries</a>`,
+			`<a href="/_wr/admin?refresh=off&amp;audit=40#audit" rel="next">Older entries</a>`}},
+		{query: "audit=40", cursor: "40", rows: 5, newer: true, want: []string{`<a href="/_wr/admin#audit" rel="first">Newest entries</a>`}},
+		{query: "audit=60", cursor: "60", rows: 0, newer: true, want: []string{"No entries on this page."}},
 	} {
-		t.Run("page "+tc.page, func(t *testing.T) {
+		t.Run(tc.query, func(t *testing.T) {
 			op := &recordingOp{stats: liveStats(), audit: entries}
 			target := "/_wr/admin"
-			if tc.page != "" {
-				target += "?audit_page=" + tc.page
+			if tc.query != "" {
+				target += "?" + tc.query
 			}
 			body := serve(t, newPanel(op), fsthttp.MethodGet, target, "").Body.String()
-			if len(op.offsets) != 1 || op.offsets[0] != tc.offset {
-				t.Errorf("asked for the audit log at %v, want offset %d", op.offsets, tc.offset)
+			if len(op.cursors) != 1 || op.cursors[0] != tc.cursor {
+				t.Errorf("asked for the audit log at %q, want %q", op.cursors, tc.cursor)
 			}
 			audit := body[strings.Index(body, `<section id="audit"`):]
 			if n := strings.Count(audit, "<tr><td><time"); n != tc.rows {
@@ -413,8 +429,8 @@ func TestAuditLog(t *testing.T) {
 			if strings.Contains(audit, "<script>") || strings.Contains(audit, "<i>") {
 				t.Errorf("the audit log is not escaped:\n%s", audit)
 			}
-			if strings.Contains(audit, "Newer entries") != tc.newer || strings.Contains(audit, "Older entries") != tc.old {
-				t.Errorf("newer %v older %v, want %v and %v:\n%s", strings.Contains(audit, "Newer entries"), strings.Contains(audit, "Older entries"), tc.newer, tc.old, audit)
+			if strings.Contains(audit, "Newest entries") != tc.newer || strings.Contains(audit, "Older entries") != tc.old {
+				t.Errorf("newest %v older %v, want %v and %v:\n%s", strings.Contains(audit, "Newest entries"), strings.Contains(audit, "Older entries"), tc.newer, tc.old, audit)
 			}
 			for _, s := range tc.want {
 				if !strings.Contains(audit, s) {
@@ -440,7 +456,7 @@ func (downStore) History(context.Context, string, time.Time, time.Time) ([]store
 	return nil, store.ErrUnavailable
 }
 
-func (downStore) Audit(context.Context, string, int, int) ([]store.AuditEntry, error) {
+func (downStore) Audit(context.Context, []store.AuditRead) ([][]store.AuditEntry, error) {
 	return nil, store.ErrUnavailable
 }
 
@@ -476,5 +492,60 @@ func TestOperatorChecks(t *testing.T) {
 				t.Fatalf("%d, want %d and %q:\n%s", w.Code, tc.code, tc.page, w.Body)
 			}
 		})
+	}
+}
+
+// TestPagesOfRooms: a page shows roomsPerPage rooms, reads no other, and
+// leads to every room's page; a form comes back to its room's page.
+func TestPagesOfRooms(t *testing.T) {
+	newEight := func(op *recordingOp) *Panel {
+		p := newPanel(op)
+		p.Rooms = nil
+		for i := 0; i < 8; i++ {
+			p.Rooms = append(p.Rooms, &queue.Room{Name: fmt.Sprintf("r%d", i), Mode: queue.Fifo})
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		query string
+		read  string // the rooms read, and shown
+		want  []string
+		not   []string
+	}{
+		{"", "r0 r1 r2", []string{
+			"<caption>Rooms 1 to 3 of 8, now</caption>",
+			`<a href="#room-2">r2</a>, <a href="/_wr/admin?rooms_page=2#room-3">r3</a>`,
+			`<a href="/_wr/admin?rooms_page=3#room-7">r7</a>`,
+			`<a href="/_wr/admin?rooms_page=2" rel="next">Next rooms</a>`,
+			`<section id="room-2"`,
+		}, []string{"Previous rooms", `<section id="room-3"`}},
+		{"rooms_page=2&refresh=off", "r3 r4 r5", []string{
+			"<caption>Rooms 4 to 6 of 8, now</caption>",
+			`<a href="/_wr/admin?refresh=off#room-0">r0</a>`, `<a href="#room-3">r3</a>`,
+			`<a href="/_wr/admin?refresh=off" rel="prev">Previous rooms</a> <a href="/_wr/admin?refresh=off&amp;rooms_page=3" rel="next">Next rooms</a>`,
+			`<a href="/_wr/admin?rooms_page=2">Refresh every 30 seconds</a>`,
+			`<section id="room-5"`, `<tr><td>r5</td>`,
+		}, []string{`<tr><td>r2</td>`, `<section id="room-6"`}},
+		{"rooms_page=3&audit=20", "r6 r7", []string{
+			"<caption>Rooms 7 to 8 of 8, now</caption>",
+			`<a href="/_wr/admin?rooms_page=3#audit" rel="first">Newest entries</a>`,
+			`<a href="/_wr/admin?rooms_page=2" rel="prev">Previous rooms</a>`,
+		}, []string{"Next rooms"}},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			op := &recordingOp{stats: liveStats(), audit: make([]store.AuditEntry, 45)}
+			w := serve(t, newEight(op), fsthttp.MethodGet, "/_wr/admin?"+tc.query, "")
+			body := w.Body.String()
+			if w.Code != 200 || strings.Join(op.read, " ") != tc.read {
+				t.Fatalf("%d, read %q, want 200 and %q", w.Code, op.read, tc.read)
+			}
+			checkPage(t, body, tc.want, tc.not)
+		})
+	}
+	p := newEight(&recordingOp{})
+	for room, want := range map[string]string{"r1": "/_wr/admin#room-1", "r3": "/_wr/admin?rooms_page=2#room-3", "r7": "/_wr/admin?rooms_page=3#room-7"} {
+		if w := post(t, p, "pause", url.Values{"room": {room}}); w.Code != fsthttp.StatusSeeOther || w.Header().Get("Location") != want {
+			t.Errorf("pause %s: %d to %q, want %q", room, w.Code, w.Header().Get("Location"), want)
+		}
 	}
 }

@@ -230,7 +230,14 @@ func TestRefusals(t *testing.T) {
 		{req{method: "GET", target: "/rooms/shop/history?minutes=ten"}, 400, "invalid_parameter", "minutes", ""},
 		{req{method: "GET", target: "/rooms/shop/history?minutes=5&minutes=6"}, 400, "invalid_parameter", "minutes", ""},
 		{req{method: "GET", target: "/audit?limit=1001"}, 400, "invalid_parameter", "limit", ""},
-		{req{method: "GET", target: "/audit?offset=-1"}, 400, "invalid_parameter", "offset", ""},
+		{req{method: "GET", target: "/audit?limit=201"}, 400, "invalid_parameter", "limit", ""},
+		{req{method: "GET", target: "/audit?offset=800"}, 400, "unknown_parameter", "offset", ""},
+		{req{method: "GET", target: "/audit?cursor=0"}, 400, "invalid_parameter", "cursor", ""},
+		{req{method: "GET", target: "/audit?cursor=%3Cscript%3E.x."}, 400, "invalid_parameter", "cursor", ""},
+		{req{method: "GET", target: "/audit?cursor=a&cursor=b"}, 400, "invalid_parameter", "cursor", ""},
+		{req{method: "GET", target: "/rooms?cursor=3"}, 400, "invalid_parameter", "cursor", ""},
+		{req{method: "GET", target: "/rooms?cursor=-1"}, 400, "invalid_parameter", "cursor", ""},
+		{req{method: "GET", target: "/rooms?cursor=shop"}, 400, "invalid_parameter", "cursor", ""},
 		{req{method: "GET", target: "/audit?limit=%zz"}, 400, "invalid_parameter", "", ""},
 		{req{method: "POST", target: "/rooms/shop/admit"}, 400, "invalid_json", "", ""},
 		{req{method: "POST", target: "/rooms/shop/admit", body: `{}`}, 400, "invalid_field", "n", ""},
@@ -302,7 +309,8 @@ func TestDeadStore(t *testing.T) {
 		{method: "POST", target: "/rooms/shop/reset", body: `{"confirm":"shop"}`},
 		{method: "PATCH", target: "/rooms/shop/limits", body: `{"max_active_users":1}`},
 		{method: "DELETE", target: "/rooms/shop/limits"},
-		{method: "GET", target: "/audit?limit=5&offset=0"},
+		{method: "GET", target: "/rooms?cursor=1"},
+		{method: "GET", target: "/audit?limit=5"},
 	} {
 		t.Run(q.method+" "+q.target, func(t *testing.T) {
 			f := newFixture(t)
@@ -315,6 +323,16 @@ func TestDeadStore(t *testing.T) {
 				t.Error("the store was not asked")
 			}
 		})
+	}
+}
+
+// TestRefusalOfAPageTooLarge: a request that met control.MaxStoreCalls
+// is the API's fault, not the client's nor the store's.
+func TestRefusalOfAPageTooLarge(t *testing.T) {
+	for _, err := range []error{control.ErrBudget, fmt.Errorf("audit: %w (8): the audit log of 401 rooms", control.ErrBudget)} {
+		if e := refusal(err); e.Status != 500 || e.Code != "internal" || !strings.Contains(e.Message, err.Error()) {
+			t.Errorf("%v: %+v, want 500 internal saying why", err, e)
+		}
 	}
 }
 

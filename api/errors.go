@@ -48,6 +48,9 @@ func refusal(err error) *Error {
 		return &Error{Status: fsthttp.StatusConflict, Code: "confirm_mismatch", Field: "confirm", Message: err.Error()}
 	case errors.Is(err, control.ErrModeLocked):
 		return &Error{Status: fsthttp.StatusConflict, Code: "mode_locked", Field: "mode", Message: err.Error()}
+	case errors.Is(err, control.ErrBudget):
+		// A page cut too large for one request: the API's fault.
+		return &Error{Status: fsthttp.StatusInternalServerError, Code: "internal", Message: err.Error()}
 	}
 	// Whatever else failed is the store's (down, slow, refusing the
 	// token...): the action may be tried again.
@@ -73,23 +76,6 @@ func writeJSON(w fsthttp.ResponseWriter, code int, v any) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	w.Write(body)
-}
-
-// writeLines answers vs as JSON lines (application/x-ndjson), one value a
-// line.
-func writeLines[T any](w fsthttp.ResponseWriter, vs []T) {
-	var body []byte
-	for _, v := range vs {
-		b, err := encode(v)
-		if err != nil {
-			writeJSON(w, fsthttp.StatusInternalServerError, json.RawMessage(internal))
-			return
-		}
-		body = append(body, b...)
-	}
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	w.WriteHeader(fsthttp.StatusOK)
 	w.Write(body)
 }
 

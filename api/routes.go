@@ -2,9 +2,11 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,7 +56,7 @@ const roomParam = "{room}"
 // literals only (see package main).
 func routes() []route {
 	return []route{
-		{fsthttp.MethodGet, "/rooms", nil, (*Handler).rooms},
+		{fsthttp.MethodGet, "/rooms", []string{"cursor"}, (*Handler).rooms},
 		{fsthttp.MethodGet, "/rooms/{room}/stats", nil, (*Handler).stats},
 		{fsthttp.MethodGet, "/rooms/{room}/history", []string{"minutes"}, (*Handler).history},
 		{fsthttp.MethodPost, "/rooms/{room}/admit", nil, (*Handler).admit},
@@ -64,7 +66,7 @@ func routes() []route {
 		{fsthttp.MethodPost, "/rooms/{room}/reset", nil, (*Handler).reset},
 		{fsthttp.MethodPatch, "/rooms/{room}/limits", nil, (*Handler).setLimits},
 		{fsthttp.MethodDelete, "/rooms/{room}/limits", nil, (*Handler).clearLimits},
-		{fsthttp.MethodGet, "/audit", []string{"limit", "offset"}, (*Handler).audit},
+		{fsthttp.MethodGet, "/audit", []string{"cursor", "limit"}, (*Handler).audit},
 	}
 }
 
@@ -182,23 +184,42 @@ func contains(list []string, s string) bool {
 // actor is who the audit log says acted.
 func (h *Handler) actor() store.Actor { return store.Actor{Via: "api", Client: h.Client} }
 
-// RoomList is what GET /rooms answers: every room's stats, in the order
-// of the config's room index.
+// RoomList is what GET /rooms answers: a page of the rooms' stats, in
+// the order of the config's room index.
 type RoomList struct {
 	Rooms []control.Stats `json:"rooms"`
+	// Next is the next page's address (path and query), null on the last.
+	Next *string `json:"next"`
 }
 
+// rooms answers control.RoomsPerPage rooms from the cursor, the index of
+// the first: as many as one request's store calls can read.
 func (h *Handler) rooms(c *call) error {
+	all := h.Operator.Rooms
+	from, err := intParam(c.query, "cursor", 0, 0, len(all))
+	if err != nil {
+		return err
+	}
 	list := RoomList{Rooms: []control.Stats{}}
-	for _, room := range h.Operator.Rooms {
+	to := min(len(all), from+control.RoomsPerPage)
+	for _, room := range all[from:to] {
 		st, err := h.Operator.Stats(c.ctx, room.Name)
 		if err != nil {
 			return err
 		}
 		list.Rooms = append(list.Rooms, st)
 	}
+	if to < len(all) {
+		list.Next = h.next("/rooms", url.Values{"cursor": {strconv.Itoa(to)}})
+	}
 	writeJSON(c.w, fsthttp.StatusOK, list)
 	return nil
+}
+
+// next is the address of a route's next page.
+func (h *Handler) next(route string, q url.Values) *string {
+	s := h.Path + route + "?" + q.Encode()
+	return &s
 }
 
 func (h *Handler) stats(c *call) error {
@@ -328,19 +349,32 @@ func (h *Handler) clearLimits(c *call) error {
 	return h.done(c, "clear", l, err)
 }
 
+// AuditPage is what GET /audit answers: a page of the merged audit log.
+type AuditPage struct {
+	// Entries are newest first.
+	Entries []store.AuditEntry `json:"entries"`
+	// Next is the next page's address (path and query), null when the
+	// log ends here.
+	Next *string `json:"next"`
+}
+
 func (h *Handler) audit(c *call) error {
 	limit, err := intParam(c.query, "limit", 100, 1, store.MaxAuditPage)
 	if err != nil {
 		return err
 	}
-	offset, err := intParam(c.query, "offset", 0, 0, store.AuditCap*max(len(h.Operator.Rooms), 1))
+	page, err := h.Operator.Audit(c.ctx, c.query.Get("cursor"), limit)
+	var bad *control.InputError
+	if errors.As(err, &bad) {
+		return &Error{Status: fsthttp.StatusBadRequest, Code: "invalid_parameter", Field: bad.Field, Message: bad.Message}
+	}
 	if err != nil {
 		return err
 	}
-	entries, err := h.Operator.Audit(c.ctx, offset, limit)
-	if err != nil {
-		return err
+	out := AuditPage{Entries: page.Entries}
+	if page.Next != "" {
+		out.Next = h.next("/audit", url.Values{"cursor": {page.Next}, "limit": {strconv.Itoa(limit)}})
 	}
-	writeLines(c.w, entries)
+	writeJSON(c.w, fsthttp.StatusOK, out)
 	return nil
 }

@@ -16,6 +16,11 @@
 // from when "issued" reached k until "called" reached k. In random order
 // the k-th position called is not the k-th ticket, so a wait is off by at
 // most the room's random window.
+//
+// An Operator serves one request, and makes at most MaxStoreCalls store
+// calls whatever the number of rooms or audit entries: the lists the
+// panel and the API show come a page at a time, and the audit log of
+// every room is merged page by page with a cursor (audit.go).
 package control
 
 import (
@@ -23,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
@@ -54,10 +58,11 @@ type Store interface {
 	Stats(ctx context.Context, room string, p store.Policy, now time.Time) (store.Line, error)
 	Operate(ctx context.Context, room string, p store.Policy, a store.Action, now time.Time) (store.Line, error)
 	History(ctx context.Context, room string, from, to time.Time) ([]store.Minute, error)
-	Audit(ctx context.Context, room string, offset, limit int) ([]store.AuditEntry, error)
+	Audit(ctx context.Context, reads []store.AuditRead) ([][]store.AuditEntry, error)
 }
 
-// Operator acts on the configured rooms at Now.
+// Operator acts on the configured rooms at Now, for one request: its
+// store calls, whichever methods make them, are at most MaxStoreCalls.
 type Operator struct {
 	Rooms []*queue.Room
 	Store Store
@@ -68,6 +73,9 @@ type Operator struct {
 	Logged func(store.AuditEntry)
 	// Clock measures the store's latency; nil is time.Now.
 	Clock func() time.Time
+
+	// calls is Store behind the request's budget (see store).
+	calls *budget
 }
 
 // Room is the configured room of that name (ErrNoRoom if none).
@@ -177,7 +185,7 @@ func (o *Operator) act(ctx context.Context, room string, a store.Action) (store.
 	if err != nil {
 		return store.Line{}, err
 	}
-	line, err := o.Store.Operate(ctx, r.Name, r.Policy(o.Now), a, o.Now)
+	line, err := o.store().Operate(ctx, r.Name, r.Policy(o.Now), a, o.Now)
 	if err != nil {
 		o.logf("control: %s in room %s by %s failed: %v", a.Op, r.Name, a.Actor.Via, err)
 		return store.Line{}, err
@@ -229,35 +237,6 @@ func effective(r *queue.Room, o store.Overrides) limits {
 func (l limits) json() Limits {
 	mode := string(l.mode)
 	return Limits{MaxActiveUsers: &l.capacity, NewUsersPerMinute: &l.rate, Burst: &l.burst, Mode: &mode}
-}
-
-// Audit is the audit log of every room, newest first: limit entries
-// (at most store.MaxAuditPage) after the offset newest.
-func (o *Operator) Audit(ctx context.Context, offset, limit int) ([]store.AuditEntry, error) {
-	if offset < 0 || limit < 1 || limit > store.MaxAuditPage {
-		return nil, &InputError{"limit", fmt.Sprintf("must be from 1 to %d, with an offset of 0 or more", store.MaxAuditPage)}
-	}
-	// The newest offset+limit of all rooms are among each room's newest
-	// offset+limit.
-	want := min(offset+limit, store.AuditCap)
-	var all []store.AuditEntry
-	for _, r := range o.Rooms {
-		for from := 0; from < want; from += store.MaxAuditPage {
-			page, err := o.Store.Audit(ctx, r.Name, from, min(store.MaxAuditPage, want-from))
-			if err != nil {
-				return nil, err
-			}
-			all = append(all, page...)
-			if len(page) < min(store.MaxAuditPage, want-from) {
-				break
-			}
-		}
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].Time.After(all[j].Time) })
-	if offset >= len(all) {
-		return []store.AuditEntry{}, nil
-	}
-	return all[offset:min(len(all), offset+limit)], nil
 }
 
 // round keeps a figure to what is worth showing.

@@ -79,7 +79,7 @@ func (o *Operator) stats(ctx context.Context, r *queue.Room) (reading, error) {
 		clock = time.Now
 	}
 	start := clock()
-	line, err := o.Store.Stats(ctx, r.Name, r.Policy(o.Now), o.Now)
+	line, err := o.store().Stats(ctx, r.Name, r.Policy(o.Now), o.Now)
 	if err != nil {
 		o.logf("control: reading room %s failed: %v", r.Name, err)
 		return reading{}, err
@@ -87,8 +87,18 @@ func (o *Operator) stats(ctx context.Context, r *queue.Room) (reading, error) {
 	return reading{line, clock().Sub(start)}, nil
 }
 
+// history reads the room's minutes from from to now.
+func (o *Operator) history(ctx context.Context, r *queue.Room, from time.Time) ([]store.Minute, error) {
+	minutes, err := o.store().History(ctx, r.Name, from, o.Now)
+	if err != nil {
+		o.logf("control: reading the history of room %s failed: %v", r.Name, err)
+		return nil, err
+	}
+	return minutes, nil
+}
+
 // Stats reads the room's state: one store call for the line, one for the
-// last hours of its history.
+// last hours of its history (StatsCalls).
 func (o *Operator) Stats(ctx context.Context, room string) (Stats, error) {
 	r, err := o.Room(room)
 	if err != nil {
@@ -98,11 +108,45 @@ func (o *Operator) Stats(ctx context.Context, room string) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	minutes, err := o.Store.History(ctx, r.Name, o.Now.Add(-statsHistory), o.Now)
+	minutes, err := o.history(ctx, r, o.Now.Add(-statsHistory))
 	if err != nil {
-		o.logf("control: reading the history of room %s failed: %v", r.Name, err)
 		return Stats{}, err
 	}
+	return o.statsOf(r, rd, minutes), nil
+}
+
+// Overview is the room's Stats and its History over span, for the panel,
+// from the store calls of Stats alone (StatsCalls): the day's history,
+// read once, serves both.
+func (o *Operator) Overview(ctx context.Context, room string, span time.Duration) (Stats, []Point, error) {
+	if err := checkSpan(span); err != nil {
+		return Stats{}, nil, err
+	}
+	r, err := o.Room(room)
+	if err != nil {
+		return Stats{}, nil, err
+	}
+	rd, err := o.stats(ctx, r)
+	if err != nil {
+		return Stats{}, nil, err
+	}
+	minutes, err := o.history(ctx, r, o.Now.Add(-MaxHistory))
+	if err != nil {
+		return Stats{}, nil, err
+	}
+	// Stats reads only the last hours: the same minutes, the same waits.
+	first := o.Now.Add(-statsHistory).UnixMilli() / 60000
+	var recent []store.Minute
+	for _, m := range minutes {
+		if m.Start.UnixMilli()/60000 >= first {
+			recent = append(recent, m)
+		}
+	}
+	return o.statsOf(r, rd, recent), o.points(minutes, span), nil
+}
+
+// statsOf is the room's Stats from its line and its recent history.
+func (o *Operator) statsOf(r *queue.Room, rd reading, minutes []store.Minute) Stats {
 	l := rd.line
 	cur := r.At(o.Now)
 	eff := effective(cur, l.Overrides)
@@ -126,7 +170,7 @@ func (o *Operator) Stats(ctx context.Context, room string) (Stats, error) {
 		perSecond := float64(l.Recent) / math.Max(o.Now.Sub(l.RecentSince).Seconds(), 1)
 		st.ETALastInLineSeconds = seconds(float64(st.QueueLength) / perSecond)
 	}
-	return st, nil
+	return st
 }
 
 func seconds(v float64) *float64 {
@@ -153,22 +197,35 @@ type Point struct {
 // MaxHistory is the longest span History reads: what the store keeps.
 const MaxHistory = store.HistoryMinutes * time.Minute
 
+// checkSpan refuses a span of history that is not whole minutes from one
+// to MaxHistory.
+func checkSpan(span time.Duration) error {
+	if span < time.Minute || span > MaxHistory {
+		return &InputError{"minutes", "must be from 1 to 1440"}
+	}
+	return nil
+}
+
 // History is the room's last span (at most MaxHistory) minute by minute,
 // oldest first, ending with the current minute.
 func (o *Operator) History(ctx context.Context, room string, span time.Duration) ([]Point, error) {
-	if span < time.Minute || span > MaxHistory {
-		return nil, &InputError{"minutes", "must be from 1 to 1440"}
+	if err := checkSpan(span); err != nil {
+		return nil, err
 	}
 	r, err := o.Room(room)
 	if err != nil {
 		return nil, err
 	}
 	// Waits need the tickets' issue, which may be hours before the span.
-	minutes, err := o.Store.History(ctx, r.Name, o.Now.Add(-MaxHistory), o.Now)
+	minutes, err := o.history(ctx, r, o.Now.Add(-MaxHistory))
 	if err != nil {
-		o.logf("control: reading the history of room %s failed: %v", r.Name, err)
 		return nil, err
 	}
+	return o.points(minutes, span), nil
+}
+
+// points is the last span of a day's minutes, one Point a minute.
+func (o *Operator) points(minutes []store.Minute, span time.Duration) []Point {
 	byEpoch := map[int64]flow{}
 	got := map[int64]store.Minute{}
 	for _, m := range minutes {
@@ -194,7 +251,7 @@ func (o *Operator) History(ctx context.Context, room string, span time.Duration)
 		}
 		points = append(points, p)
 	}
-	return points, nil
+	return points
 }
 
 // flow is one epoch's two running counts over time, tickets issued and

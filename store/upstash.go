@@ -480,36 +480,65 @@ func parseMinute(rec string) (Minute, bool) {
 		AdmittedMoved: [2]time.Duration{time.Duration(v[11]) * time.Millisecond, time.Duration(v[12]) * time.Millisecond}}, true
 }
 
-// Audit reads up to limit entries of the room's audit log, newest first,
-// skipping the offset newest.
-func (u *Upstash) Audit(ctx context.Context, room string, offset, limit int) ([]AuditEntry, error) {
-	if offset < 0 || limit < 1 || offset >= AuditCap {
-		return nil, nil
+// AuditRead asks for a page of one room's audit log: up to Limit
+// entries, newest first, after the Offset newest.
+type AuditRead struct {
+	Room          string
+	Offset, Limit int
+}
+
+// Audit reads pages of several rooms' audit logs in one request (a
+// pipeline of LRANGEs: one backend request however many rooms), a page
+// per read in the same order; a read past the log's end, or past
+// AuditCap, is an empty page. The reads may ask for at most MaxAuditPage
+// entries in all, which keeps the answer within MaxAnswer.
+func (u *Upstash) Audit(ctx context.Context, reads []AuditRead) ([][]AuditEntry, error) {
+	pages := make([][]AuditEntry, len(reads))
+	var cmds [][]string
+	var asked []int // the read each command answers
+	total := 0
+	for i, r := range reads {
+		if r.Offset < 0 || r.Limit < 1 || r.Offset >= AuditCap {
+			continue
+		}
+		n := min(r.Limit, AuditCap-r.Offset)
+		total += n
+		cmds = append(cmds, []string{"LRANGE", u.Keys(r.Room)[9], strconv.Itoa(r.Offset), strconv.Itoa(r.Offset + n - 1)})
+		asked = append(asked, i)
 	}
-	limit = min(limit, AuditCap-offset, MaxAuditPage)
+	switch {
+	case total > MaxAuditPage:
+		return nil, fmt.Errorf("audit: %w: %d entries asked for at once, at most %d", ErrRejected, total, MaxAuditPage)
+	case len(cmds) == 0:
+		return pages, nil
+	}
 	ctx, cancel := u.withTimeout(ctx)
 	defer cancel()
-	raw, err := u.command(ctx, []string{"LRANGE", u.Keys(room)[9], strconv.Itoa(offset), strconv.Itoa(offset + limit - 1)})
-	var lines []string
-	if err == nil {
-		err = decode(raw, &lines)
-	}
+	results, err := u.pipeline(ctx, cmds)
 	if err != nil {
-		return nil, fmt.Errorf("audit %s: %w", room, err)
+		return nil, fmt.Errorf("audit: %w", err)
 	}
-	out := make([]AuditEntry, 0, len(lines))
-	for _, l := range lines {
-		var e struct {
-			AuditEntry
-			T int64 `json:"t"`
+	for j, raw := range results {
+		room := reads[asked[j]].Room
+		var lines []string
+		if err := decode(raw, &lines); err != nil {
+			return nil, fmt.Errorf("audit %s: %w", room, err)
 		}
-		if err := json.Unmarshal([]byte(l), &e); err != nil {
-			return nil, fmt.Errorf("audit %s: %w: entry %.80q: %v", room, ErrProtocol, l, err)
+		page := make([]AuditEntry, 0, len(lines))
+		for _, l := range lines {
+			var e struct {
+				AuditEntry
+				T int64 `json:"t"`
+			}
+			if err := json.Unmarshal([]byte(l), &e); err != nil {
+				return nil, fmt.Errorf("audit %s: %w: entry %.80q: %v", room, ErrProtocol, l, err)
+			}
+			e.AuditEntry.Time = time.UnixMilli(e.T).UTC()
+			page = append(page, e.AuditEntry)
 		}
-		e.AuditEntry.Time = time.UnixMilli(e.T).UTC()
-		out = append(out, e.AuditEntry)
+		pages[asked[j]] = page
 	}
-	return out, nil
+	return pages, nil
 }
 
 // withTimeout bounds one store call.
@@ -562,40 +591,83 @@ type answer struct {
 }
 
 func (u *Upstash) command(ctx context.Context, cmd []string) (json.RawMessage, error) {
-	body, err := json.Marshal(cmd)
+	var a answer
+	if err := u.post(ctx, "", cmd, &a); err != nil {
+		return nil, err
+	}
+	if a.Error != "" {
+		return nil, rejected(200, a.Error)
+	}
+	return a.Result, nil
+}
+
+// pipeline sends several commands in one request (Upstash's /pipeline:
+// not atomic, but one round trip), and returns their results in order.
+func (u *Upstash) pipeline(ctx context.Context, cmds [][]string) ([]json.RawMessage, error) {
+	var answers []answer
+	if err := u.post(ctx, "pipeline", cmds, &answers); err != nil {
+		return nil, err
+	}
+	if len(answers) != len(cmds) {
+		return nil, fmt.Errorf("%w: %d answers to %d commands", ErrProtocol, len(answers), len(cmds))
+	}
+	results := make([]json.RawMessage, len(answers))
+	for i, a := range answers {
+		if a.Error != "" {
+			return nil, rejected(200, a.Error)
+		}
+		results[i] = a.Result
+	}
+	return results, nil
+}
+
+// post sends body, a command or (path "pipeline") a list of them, to the
+// REST API, and decodes its answer into v.
+func (u *Upstash) post(ctx context.Context, path string, body any, v any) error {
+	b, err := json.Marshal(body)
 	if err != nil {
-		return nil, fmt.Errorf("%w: encode command: %v", ErrProtocol, err)
+		return fmt.Errorf("%w: encode command: %v", ErrProtocol, err)
 	}
 	resp, err := u.Transport.RoundTrip(ctx, Request{
-		URL: strings.TrimRight(u.URL, "/") + "/",
+		URL: strings.TrimRight(u.URL, "/") + "/" + path,
 		Header: map[string]string{
 			"Authorization": "Bearer " + u.Token,
 			"Content-Type":  "application/json",
 		},
-		Body: body,
+		Body: b,
 	})
 	if err != nil {
 		// Both wrapped: callers may tell why the transport failed.
-		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	if len(resp.Body) > MaxAnswer {
-		return nil, fmt.Errorf("%w: answer of %d bytes", ErrProtocol, len(resp.Body))
+		return fmt.Errorf("%w: answer of %d bytes", ErrProtocol, len(resp.Body))
 	}
-	var a answer
-	decodeErr := json.NewDecoder(bytes.NewReader(resp.Body)).Decode(&a)
+	// A refusal's body is one answer with its error, whatever was sent.
+	var refusal answer
+	if resp.Status != 200 {
+		json.Unmarshal(resp.Body, &refusal)
+	}
 	switch {
 	case resp.Status == 401 || resp.Status == 403:
-		return nil, fmt.Errorf("%w: HTTP %d %s", ErrUnauthorized, resp.Status, a.Error)
+		return fmt.Errorf("%w: HTTP %d %s", ErrUnauthorized, resp.Status, refusal.Error)
 	case resp.Status >= 500 || resp.Status == 429:
-		return nil, fmt.Errorf("%w: HTTP %d %s", ErrUnavailable, resp.Status, a.Error)
-	case decodeErr != nil:
-		return nil, fmt.Errorf("%w: HTTP %d: %v", ErrProtocol, resp.Status, decodeErr)
-	case strings.HasPrefix(a.Error, "NOSCRIPT"):
-		return nil, fmt.Errorf("%w: %w", ErrRejected, errNoScript)
-	case a.Error != "":
-		return nil, fmt.Errorf("%w: HTTP %d: %s", ErrRejected, resp.Status, a.Error)
-	case resp.Status != 200:
-		return nil, fmt.Errorf("%w: HTTP %d without an error message", ErrProtocol, resp.Status)
+		return fmt.Errorf("%w: HTTP %d %s", ErrUnavailable, resp.Status, refusal.Error)
+	case resp.Status == 200:
+		if err := json.NewDecoder(bytes.NewReader(resp.Body)).Decode(v); err != nil {
+			return fmt.Errorf("%w: HTTP %d: %v", ErrProtocol, resp.Status, err)
+		}
+		return nil
+	case refusal.Error != "":
+		return rejected(resp.Status, refusal.Error)
 	}
-	return a.Result, nil
+	return fmt.Errorf("%w: HTTP %d without an error message", ErrProtocol, resp.Status)
+}
+
+// rejected is the error for a command the database refused with msg.
+func rejected(status int, msg string) error {
+	if strings.HasPrefix(msg, "NOSCRIPT") {
+		return fmt.Errorf("%w: %w", ErrRejected, errNoScript)
+	}
+	return fmt.Errorf("%w: HTTP %d: %s", ErrRejected, status, msg)
 }

@@ -69,8 +69,8 @@ func TestOperatorOnTheRealStore(t *testing.T) {
 	if _, err := o.Reset(ctx, "r", "r", who); err != nil {
 		t.Fatal(err)
 	}
-	audit, err := o.Audit(ctx, 0, 10)
-	if err != nil || len(audit) != 3 || audit[0].Action != "reset" || audit[2].Action != "admit" {
+	audit, err := o.Audit(ctx, "", 10)
+	if err != nil || len(audit.Entries) != 3 || audit.Entries[0].Action != "reset" || audit.Entries[2].Action != "admit" || audit.Next != "" {
 		t.Fatalf("audit %+v, %v", audit, err)
 	}
 }

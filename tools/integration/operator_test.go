@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edgequeue/waitingroom/store"
+	"github.com/edgequeue/waitingroom/tools/devstack"
 )
 
 // The operator's actions on the real script: overrides, reset, the live
@@ -147,7 +148,7 @@ func TestResetStartsAFreshLine(t *testing.T) {
 }
 
 func TestAuditLogsEachActionWithItsStates(t *testing.T) {
-	st, _ := newStore(t)
+	st, srv := newStore(t)
 	l := newLine(t, st, policy(0, 1, 1))
 	l.join(t0)
 	l.join(t0)
@@ -162,10 +163,11 @@ func TestAuditLogsEachActionWithItsStates(t *testing.T) {
 	if _, err := st.Operate(ctx, "r", l.p, store.Action{Op: "explode", Actor: api}, t0); !errors.Is(err, store.ErrRejected) {
 		t.Fatalf("an unknown action: %v", err)
 	}
-	got, err := st.Audit(ctx, "r", 0, 10)
+	pages, err := st.Audit(ctx, []store.AuditRead{{Room: "r", Offset: 0, Limit: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := pages[0]
 	var actions []string
 	for _, e := range got {
 		actions = append(actions, e.Action)
@@ -185,10 +187,19 @@ func TestAuditLogsEachActionWithItsStates(t *testing.T) {
 	if reset.Before.Issued != 3 || reset.After.Issued != 0 || reset.After.Epoch <= reset.Before.Epoch || !reset.After.QueueAll {
 		t.Errorf("reset entry %+v", reset)
 	}
-	// Paging.
-	page, err := st.Audit(ctx, "r", 1, 2)
-	if err != nil || len(page) != 2 || page[0].Action != "queue_all" || page[1].Action != "limits" {
-		t.Fatalf("page 2 of 2: %+v, %v", page, err)
+	// Pages of several rooms' logs, in one request.
+	devstack.TakeCalls(srv)
+	pages, err = st.Audit(ctx, []store.AuditRead{{Room: "r", Offset: 1, Limit: 2}, {Room: "empty", Offset: 0, Limit: 5},
+		{Room: "r", Offset: 3, Limit: 5}, {Room: "r", Offset: 4, Limit: 5}, {Room: "r", Offset: store.AuditCap, Limit: 5}})
+	if err != nil || len(pages) != 5 || len(pages[0]) != 2 || pages[0][0].Action != "queue_all" || pages[0][1].Action != "limits" ||
+		len(pages[1]) != 0 || len(pages[2]) != 1 || pages[2][0].Action != "admit" || len(pages[3]) != 0 || len(pages[4]) != 0 {
+		t.Fatalf("pages %+v, %v; want 2 entries from the second, none, the oldest, none, none", pages, err)
+	}
+	if n := devstack.TakeCalls(srv); n != 1 {
+		t.Fatalf("%d requests for one Audit call, want 1", n)
+	}
+	if _, err := st.Audit(ctx, []store.AuditRead{{Room: "r", Limit: store.MaxAuditPage}, {Room: "empty", Limit: 1}}); !errors.Is(err, store.ErrRejected) {
+		t.Fatalf("more than %d entries in one call: %v", store.MaxAuditPage, err)
 	}
 	// The log is capped.
 	for i := 0; i < store.AuditCap+5; i++ {

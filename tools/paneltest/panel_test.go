@@ -237,10 +237,13 @@ func TestPanelInChromium(t *testing.T) {
 		}
 		b.Load("the older entries", chromedp.Click(chromedp.CSS(`#audit a[rel="next"]`), chromedp.NodeVisible))
 		older := b.audit()
-		if len(older) == 0 || older[0][0] >= rows[19][0] || !strings.Contains(eval[string](b, "the URL", "location.href"), "refresh=off&audit_page=2") {
+		if len(older) == 0 || older[0][0] >= rows[19][0] || !strings.Contains(eval[string](b, "the URL", "location.href"), "refresh=off&audit=") {
 			t.Fatalf("the audit log's second page: %q at %s; want older entries, with the refresh still off", older, eval[string](b, "the URL", "location.href"))
 		}
-		b.Load("the newer entries", chromedp.Click(chromedp.CSS(`#audit a[rel="prev"]`), chromedp.NodeVisible))
+		b.Load("the newest entries", chromedp.Click(chromedp.CSS(`#audit a[rel="first"]`), chromedp.NodeVisible))
+		if again := b.audit(); len(again) != 20 || strings.Join(again[0], "|") != strings.Join(rows[0], "|") {
+			t.Fatalf("back at the newest entries: %q, want the first page again", again)
+		}
 	})
 
 	t.Run("keyboard", func(t *testing.T) {
