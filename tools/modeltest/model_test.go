@@ -10,15 +10,16 @@ import (
 
 // The room's timeouts. Each is a whole number of seconds and a half, while
 // every clock the test passes is a whole second, and line time only ever
-// advances by whole seconds: no deadline falls on a call's instant, so no
-// check depends on how the script breaks a tie (< or <=), which the
+// advances by whole seconds: no deadline (nor a pass's UsableUntil, a
+// heartbeat after its issue) falls on a call's instant, so no check
+// depends on how the script breaks a tie (< or <=), which the
 // specification leaves open.
 const (
 	claimWindow  = 30500 * time.Millisecond
 	sessionTTL   = 90500 * time.Millisecond
 	queueTimeout = 60500 * time.Millisecond
 	refresh      = 15500 * time.Millisecond
-	heartbeat    = 20 * time.Second
+	heartbeat    = 20500 * time.Millisecond
 	catchUp      = 30 * time.Second
 	// outageStep is the most a silence taken for an outage counts.
 	outageStep = 5 * time.Second
