@@ -197,6 +197,14 @@ func (l *requestLog) decided(d queue.Decision) {
 	}
 }
 
+// explain replaces the gate's reason with why, for an answer the edge
+// chose beyond the gate's decision.
+func (l *requestLog) explain(why string) {
+	if l != nil {
+		l.line.Why = why
+	}
+}
+
 // countedTransport counts a request's store calls and their latency.
 type countedTransport struct {
 	next store.Transport

@@ -71,6 +71,10 @@ type Service struct {
 	// asked is what the request asked in the reserved headers, read
 	// before they are stripped.
 	asked asked
+	// mark is the request's arrival mark (ArrivalMark), taken off its
+	// URL as it arrived; marked is true when it carried one at all.
+	mark   string
+	marked bool
 }
 
 // ServeHTTP answers one request.
@@ -96,6 +100,7 @@ func (s *Service) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 	if !ok {
 		return
 	}
+	s.mark, s.marked = TakeArrivalMark(r.URL)
 	dest, j, err := settings.Route(s.rulesRequest(r, t))
 	if err != nil {
 		s.Logf("rules: %v", err)

@@ -41,6 +41,10 @@ func (s *Service) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 			s.admitted(w, r, room, d)
 			return
 		}
+		if s.marked && !s.asked.json && !s.asked.passHeader {
+			s.unmark(w, r, room, d)
+			return
+		}
 		s.forward(ctx, w, r, s.cookie(room, d), func(cmds []string) string {
 			c := s.obey(ctx, gate, room, d, cmds)
 			if c != "" {
@@ -56,7 +60,7 @@ func (s *Service) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		if d.Err != nil {
 			s.Logf("room %s: arrival%s", room.Name, refusal(d.Err))
 		}
-		s.arrival(w, r, room, d)
+		s.arrival(w, r, room, d, gate.Keys)
 	case queue.Limited:
 		s.Logf("room %s: join refused: client %q joined more than %d times in a minute", room.Name, clientKey(r), room.JoinsPerIPPerMinute)
 		s.limited(w, r, room)
@@ -104,20 +108,36 @@ func (j joinCounter) Join(room *queue.Room, client string) (bool, error) {
 // arrival sends a visitor without a pass straight back with an arrival
 // pass: a browser follows at once with the cookie and joins; a client that
 // drops cookies comes back with nothing, and has cost no place and no
-// store call. A client that keeps its pass in PassHeader would lose it
-// along a redirect (a client library follows it without the header), so
-// it gets 202 and the pass in the header, and asks again at once: the
-// same round trip, and the same nothing for a client that drops it.
-func (s *Service) arrival(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision) {
+// store call. The URL it is sent back to carries the arrival mark, so a
+// request that comes back marked and still without a pass is answered
+// with the cookies page (noCookies) rather than another redirect: at most
+// one redirect, never a loop. A mark that is not this client's, recent
+// and this room's is ignored (logged), and the request is sent back
+// freshly marked like any other.
+//
+// A client that keeps its pass in PassHeader would lose it along a
+// redirect (a client library follows it without the header), so it gets
+// 202 and the pass in the header, and asks again at once: the same round
+// trip, and the same nothing for a client that drops it.
+func (s *Service) arrival(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision, keys *queue.KeySet) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
+	if s.marked && !s.asked.passHeader {
+		age, err := checkMark(keys, room.Name, r, s.mark, s.Now)
+		if err == nil {
+			s.noCookies(w, r, room, age)
+			return
+		}
+		// %.40q: the mark is the visitor's to write, at any length.
+		s.Logf("room %s: arrival mark %.40q ignored: %v", room.Name, s.mark, err)
+	}
 	h.Set("Retry-After", "0")
 	h.Add("Set-Cookie", s.cookie(room, d))
 	if s.asked.passHeader {
 		s.json(w, fsthttp.StatusAccepted, arrivalJSON{room.Name, "joining", 0, 0})
 		return
 	}
-	h.Set("Location", r.URL.RequestURI())
+	h.Set("Location", marked(r, MarkArrival(keys, room.Name, r.Header.Get("User-Agent"), clientIP(r), s.Now)))
 	if wantsJSON(r) {
 		s.json(w, fsthttp.StatusTemporaryRedirect, arrivalJSON{room.Name, "joining", 0, 0})
 		return

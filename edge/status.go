@@ -107,6 +107,18 @@ type arrivalJSON struct {
 	RetryAfterSeconds int    `json:"retry_after_seconds"`
 }
 
+// cookiesJSON answers a client that came back from the arrival redirect
+// without its pass ("cookies"): the line needs Cookie, or for a client
+// without a cookie jar, Header; URL is its request's, unmarked, to ask
+// again.
+type cookiesJSON struct {
+	Room   string `json:"room"`
+	Status string `json:"status"`
+	Cookie string `json:"cookie"`
+	Header string `json:"header"`
+	URL    string `json:"url"`
+}
+
 // admittedJSON answers a poll (PollHeader) the gate admits: the client
 // goes on to URL, its own request's path and query, with the pass.
 type admittedJSON struct {

@@ -64,6 +64,13 @@ const (
 	// The closed page.
 	ClosedTitle
 	ClosedText
+	// The page for a visitor whose browser did not keep the line's
+	// cookie: CookiesText asks for cookies, CookiesApps tells developers
+	// of the header, TryAgain links back to the page asked for.
+	CookiesTitle
+	CookiesText
+	CookiesApps
+	TryAgain
 	numKeys
 )
 
@@ -76,6 +83,7 @@ var overridable = [...]struct {
 }{
 	{"title", Title}, {"turn", Turn}, {"keep", Keep}, {"support", Support},
 	{"busy_title", BusyTitle}, {"closed_title", ClosedTitle}, {"closed_text", ClosedText},
+	{"cookies_title", CookiesTitle}, {"cookies_text", CookiesText},
 }
 
 // OverrideKey returns the key an operator's text called name replaces;
@@ -163,6 +171,10 @@ var en = [numKeys]string{
 	BusyText:        "We could not check your place in line just now. Your place is kept: this page tries again in {in}.",
 	ClosedTitle:     "Closed for now",
 	ClosedText:      "This part of the site is closed at the moment. Please come back later.",
+	CookiesTitle:    "Please allow cookies",
+	CookiesText:     "This waiting room keeps your place in line in a cookie, and your browser did not keep it. Allow cookies for this site, then try again. The cookie holds nothing but your place in line.",
+	CookiesApps:     "For developers: an app that keeps no cookies can send the pass in the Waiting-Room-Pass header instead.",
+	TryAgain:        "Try again",
 }
 
 var de = [numKeys]string{
@@ -203,6 +215,10 @@ var de = [numKeys]string{
 	BusyText:        "Ihr Platz in der Schlange ließ sich gerade nicht prüfen. Ihr Platz bleibt erhalten: Diese Seite versucht es in {in} erneut.",
 	ClosedTitle:     "Vorübergehend geschlossen",
 	ClosedText:      "Dieser Bereich der Website ist im Moment geschlossen. Bitte kommen Sie später wieder.",
+	CookiesTitle:    "Bitte Cookies erlauben",
+	CookiesText:     "Dieser Warteraum merkt sich Ihren Platz in der Schlange in einem Cookie, und Ihr Browser hat ihn nicht behalten. Erlauben Sie Cookies für diese Website und versuchen Sie es dann erneut. Der Cookie enthält nichts als Ihren Platz in der Schlange.",
+	CookiesApps:     "Für Entwickler: Eine App ohne Cookies kann den Pass stattdessen im Header Waiting-Room-Pass senden.",
+	TryAgain:        "Erneut versuchen",
 }
 
 var fr = [numKeys]string{
@@ -243,6 +259,10 @@ var fr = [numKeys]string{
 	BusyText:        "Nous n’avons pas pu vérifier votre place dans la file à l’instant. Votre place est conservée\u00a0: cette page réessaie dans {in}.",
 	ClosedTitle:     "Fermé pour le moment",
 	ClosedText:      "Cette partie du site est fermée pour le moment. Merci de revenir plus tard.",
+	CookiesTitle:    "Veuillez autoriser les cookies",
+	CookiesText:     "Cette salle d’attente garde votre place dans la file dans un cookie, et votre navigateur ne l’a pas conservé. Autorisez les cookies pour ce site, puis réessayez. Ce cookie ne contient rien d’autre que votre place dans la file.",
+	CookiesApps:     "Pour les développeurs\u00a0: une application sans cookies peut envoyer le laissez-passer dans l’en-tête Waiting-Room-Pass.",
+	TryAgain:        "Réessayer",
 }
 
 var es = [numKeys]string{
@@ -283,6 +303,10 @@ var es = [numKeys]string{
 	BusyText:        "No pudimos comprobar su lugar en la fila ahora mismo. Su lugar se conserva: esta página lo intentará de nuevo en {in}.",
 	ClosedTitle:     "Cerrado por ahora",
 	ClosedText:      "Esta parte del sitio está cerrada en este momento. Vuelva más tarde.",
+	CookiesTitle:    "Permita las cookies",
+	CookiesText:     "Esta sala de espera guarda su lugar en la fila en una cookie, y su navegador no la conservó. Permita las cookies para este sitio y vuelva a intentarlo. La cookie solo contiene su lugar en la fila.",
+	CookiesApps:     "Para desarrolladores: una aplicación sin cookies puede enviar el pase en la cabecera Waiting-Room-Pass.",
+	TryAgain:        "Volver a intentarlo",
 }
 
 var ja = [numKeys]string{
@@ -323,6 +347,10 @@ var ja = [numKeys]string{
 	BusyText:        "現在、順番を確認できませんでした。順番は保持されています。このページは{in}後に再試行します。",
 	ClosedTitle:     "現在受付を停止しています",
 	ClosedText:      "現在、このページはご利用いただけません。しばらくしてから再度お越しください。",
+	CookiesTitle:    "Cookie を許可してください",
+	CookiesText:     "この待合室では列での順番を Cookie に保存しますが、お使いのブラウザーには保存されませんでした。このサイトの Cookie を許可してから、もう一度お試しください。この Cookie に保存されるのは列での順番だけです。",
+	CookiesApps:     "開発者の方へ：Cookie を使わないアプリは、代わりに Waiting-Room-Pass ヘッダーでパスを送信できます。",
+	TryAgain:        "もう一度試す",
 }
 
 var pt = [numKeys]string{
@@ -363,4 +391,8 @@ var pt = [numKeys]string{
 	BusyText:        "Não conseguimos verificar sua posição na fila agora. Sua posição está guardada: esta página tenta de novo em {in}.",
 	ClosedTitle:     "Fechado no momento",
 	ClosedText:      "Esta parte do site está fechada no momento. Volte mais tarde.",
+	CookiesTitle:    "Permita os cookies",
+	CookiesText:     "Esta sala de espera guarda a sua posição na fila em um cookie, e o seu navegador não o guardou. Permita os cookies para este site e tente de novo. O cookie guarda apenas a sua posição na fila.",
+	CookiesApps:     "Para desenvolvedores: um app que não guarda cookies pode enviar o passe no cabeçalho Waiting-Room-Pass.",
+	TryAgain:        "Tentar de novo",
 }

@@ -1,5 +1,16 @@
 (function () {
 "use strict";
+// The arrival redirect brings a new visitor back to their page with a
+// mark (_wr_arrival=…) by which the edge tells a browser that keeps no
+// cookies from one that was never given any. The page drops it from its
+// address, so that polls, the refresh link, a reload and a bookmark use
+// the page's own.
+var search = location.search.slice(1), kept = search.split("&").filter(function (p) {
+	return p.split("=")[0] !== "_wr_arrival";
+}).join("&");
+if (kept !== search && window.history && history.replaceState) {
+	try { history.replaceState(history.state, "", location.pathname + (kept ? "?" + kept : "") + location.hash); } catch (x) {}
+}
 var main = document.querySelector("main[data-refresh]");
 if (!main || !window.fetch) return;
 var lang = main.getAttribute("data-lang") || "en", kind = main.id, fails = 0;

@@ -31,7 +31,7 @@ func sha(s string) string {
 // page's policy, and the policy allows nothing else inline.
 func TestPolicyHashesTheRenderedPage(t *testing.T) {
 	theme := ":root{--wr-bg:#101418;--wr-fg:#ffffff}"
-	for _, p := range []Page{Queue, Busy, Problem, Prequeue} {
+	for _, p := range defaultPages {
 		tpl, err := p.Default()
 		if err != nil {
 			t.Fatal(err)

@@ -46,6 +46,8 @@ var (
 	problemHTML string
 	//go:embed prequeue.html
 	prequeueHTML string
+	//go:embed cookies.html
+	cookiesHTML string
 	//go:embed page.css
 	pageCSS string
 	//go:embed page.js
@@ -87,6 +89,13 @@ var (
 	// Problem explains that the service cannot serve the request (and,
 	// in the room's language and colours, that a room is closed).
 	Problem = Page{Name: "problem.html", Fields: []string{"title", "message", "lang", "theme"}}
+	// Cookies tells a visitor that the line needs its cookie, which their
+	// browser did not keep, with a link back to the page they asked for
+	// (retry_url).
+	Cookies = Page{Name: "cookies.html", Fields: []string{
+		"room", "lang", "title", "text", "retry_url", "retry_label", "apps_note",
+		"logo_url", "theme", "support_link", "support_label",
+	}}
 )
 
 // maxTemplate bounds an operator's template: a page is a few kilobytes, and
@@ -221,7 +230,7 @@ func (p Page) Default() (*Template, error) {
 }
 
 // defaults are the parsed default pages, in defaultIndex's order.
-var defaults [4]struct {
+var defaults [5]struct {
 	once sync.Once
 	t    *Template
 	err  error
@@ -236,6 +245,8 @@ func defaultIndex(name string) int {
 		return 2
 	case "prequeue.html":
 		return 3
+	case "cookies.html":
+		return 4
 	}
 	return 0
 }
@@ -369,6 +380,8 @@ func defaultSource(name string) (string, bool) {
 		return problemHTML, true
 	case "prequeue.html":
 		return prequeueHTML, true
+	case "cookies.html":
+		return cookiesHTML, true
 	}
 	return "", false
 }

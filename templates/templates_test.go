@@ -10,8 +10,11 @@ import (
 	"testing"
 )
 
+// defaultPages are the pages with a built-in template.
+var defaultPages = []Page{Queue, Busy, Problem, Prequeue, Cookies}
+
 func TestDefaultsParse(t *testing.T) {
-	for _, p := range []Page{Queue, Busy, Problem, Prequeue} {
+	for _, p := range defaultPages {
 		tpl, err := p.Default()
 		if err != nil {
 			t.Fatalf("%s: %v", p.Name, err)
@@ -42,7 +45,7 @@ func mustRead(tb testing.TB, name string) string {
 }
 
 func TestDefaultsAreTheFiles(t *testing.T) {
-	for _, p := range []Page{Queue, Busy, Problem, Prequeue} {
+	for _, p := range defaultPages {
 		file, err := os.ReadFile(p.Name)
 		if err != nil && runtime.GOOS == "wasip1" {
 			// TinyGo's wazero target mounts only /tmp; Go's mounts /.
@@ -107,7 +110,7 @@ func naiveRender(tb testing.TB, p Page, values map[string]string) string {
 
 func TestRenderMatchesNaive(t *testing.T) {
 	hostile := []string{"", "plain", `<script>alert("x")</script>`, "&amp; already", "'\"<>&", "é ü \u2028 \x00 \xff", strings.Repeat("<&>", 2000)}
-	for _, p := range []Page{Queue, Busy, Problem, Prequeue} {
+	for _, p := range defaultPages {
 		tpl, err := p.Default()
 		if err != nil {
 			t.Fatal(err)

@@ -113,7 +113,7 @@ func exercise(t *testing.T, e env, optionsBypassed bool) {
 	// A browser's fetch: the arrival redirect, then a place behind the app.
 	browser := newClient(e, "127.0.3.2", false)
 	a = s.check(t, browser.get(t, "/", poll...))
-	if a.state != "joining" || a.status != http.StatusTemporaryRedirect || a.header.Get("Location") != "/" {
+	if a.state != "joining" || a.status != http.StatusTemporaryRedirect || devstack.Unmarked(a.header.Get("Location")) != "/" {
 		t.Fatalf("a browser's arrival: %s, Location %q", a, a.header.Get("Location"))
 	}
 	a = s.check(t, browser.get(t, "/", append(poll, "Origin", "https://spa.test")...))
@@ -123,6 +123,24 @@ func exercise(t *testing.T, e env, optionsBypassed bool) {
 	if got := a.header.Get("Access-Control-Allow-Origin"); got != "https://spa.test" || a.header.Get("Access-Control-Allow-Credentials") != "true" ||
 		!strings.Contains(a.header.Get("Access-Control-Expose-Headers"), edge.PassHeader) {
 		t.Errorf("CORS for a listed origin: %v", a.header)
+	}
+
+	// A fetch that keeps no cookies (credentials "omit", or across
+	// sites): the arrival redirect once, then "cookies" with a fresh
+	// arrival pass in the header, with which it joins.
+	omits := newClient(e, "127.0.3.5", false)
+	a = s.check(t, omits.get(t, "/?item=8"))
+	marked := a.header.Get("Location")
+	delete(omits.passes, "wr_shop")
+	a = s.check(t, omits.get(t, marked))
+	if a.state != "cookies" || !strings.Contains(string(a.body), `"cookie":"wr_shop","header":"Waiting-Room-Pass","url":"/?item=8"`) ||
+		len(a.header.Values("Set-Cookie")) != 0 || !strings.HasPrefix(a.header.Get(edge.PassHeader), "wr_shop=ey") {
+		t.Fatalf("a fetch back from the arrival redirect without the pass: %s, %v", a, a.header)
+	}
+	app = newClient(e, "127.0.3.5", true)
+	_, app.passes["wr_shop"], _ = strings.Cut(a.header.Get(edge.PassHeader), "=")
+	if a = s.check(t, app.get(t, "/?item=8")); a.state != "waiting" {
+		t.Errorf("the pass of the cookies answer, sent in the header: %s", a)
 	}
 
 	// Preflights: answered at the edge, no store call; an unlisted

@@ -57,6 +57,10 @@ type Options struct {
 	// origin, with one manifest. POPs[i] listens on Addr's port plus i
 	// (each on a free port when Addr's is 0). Empty: one host, POP XXX.
 	POPs []string
+	// RecordOrigin keeps every request the demo origin receives, for
+	// Stack.OriginRequests: a test that must know what reached the
+	// origin sets it (make serve does not, so its memory stays flat).
+	RecordOrigin bool
 }
 
 // POP is one running host, one point of presence.
@@ -98,6 +102,9 @@ type Stack struct {
 	POPs    []POP
 	closers []func()
 	token   string
+	// origin keeps the demo origin's requests when Options.RecordOrigin
+	// is set.
+	origin *originLog
 }
 
 // Store is a client of the stack's Upstash stand-in with the service's
@@ -202,7 +209,12 @@ func (s *Stack) start(ctx context.Context, o Options) error {
 	if s.UpstashURL, err = s.serve(o.UpstashAddr, s.Upstash); err != nil {
 		return fmt.Errorf("upstash stand-in: %w", err)
 	}
-	if s.OriginURL, err = s.serve(o.OriginAddr, DemoOrigin()); err != nil {
+	origin := DemoOrigin()
+	if o.RecordOrigin {
+		s.origin = &originLog{}
+		origin = s.origin.wrap(origin)
+	}
+	if s.OriginURL, err = s.serve(o.OriginAddr, origin); err != nil {
 		return fmt.Errorf("demo origin: %w", err)
 	}
 	// The manifest's backends and the config's upstash_url follow the

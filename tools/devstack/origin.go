@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/edgequeue/waitingroom/heartbeat"
@@ -92,4 +93,39 @@ func DemoOrigin() http.Handler {
 `, heartbeat.Tag(), html.EscapeString(r.URL.RequestURI()), time.Now().Format(time.TimeOnly))
 	})
 	return mux
+}
+
+// OriginRequest is a request as the demo origin received it.
+type OriginRequest struct {
+	Method string
+	// URI is the request's target: its path and query.
+	URI    string
+	Header http.Header
+}
+
+// originLog keeps the requests the demo origin received, in order.
+type originLog struct {
+	mu   sync.Mutex
+	seen []OriginRequest
+}
+
+// wrap records each request before h serves it.
+func (l *originLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.mu.Lock()
+		l.seen = append(l.seen, OriginRequest{Method: r.Method, URI: r.RequestURI, Header: r.Header.Clone()})
+		l.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// OriginRequests returns the requests the demo origin received since the
+// stack started, in order; nil unless Options.RecordOrigin was set.
+func (s *Stack) OriginRequests() []OriginRequest {
+	if s.origin == nil {
+		return nil
+	}
+	s.origin.mu.Lock()
+	defer s.origin.mu.Unlock()
+	return append([]OriginRequest(nil), s.origin.seen...)
 }

@@ -2,7 +2,10 @@ package devstack
 
 import (
 	"encoding/json"
+	"net/url"
 	"strings"
+
+	"github.com/edgequeue/waitingroom/edge"
 )
 
 // OriginReached is what the demo origin's pages say: an answer holding it
@@ -27,4 +30,17 @@ func ReadPlace(body string) (Place, error) {
 	var p Place
 	err := json.Unmarshal([]byte(body), &p)
 	return p, err
+}
+
+// Unmarked is location without the arrival mark (edge.ArrivalMark) the
+// arrival redirect adds: the path and query a test asked for, when the
+// answer sends the client back to it. A location that does not parse is
+// returned as it is.
+func Unmarked(location string) string {
+	u, err := url.Parse(location)
+	if err != nil {
+		return location
+	}
+	edge.TakeArrivalMark(u)
+	return u.RequestURI()
 }

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -52,13 +53,36 @@ type Browser struct {
 	ctx context.Context
 }
 
-// Start starts Chromium with a window of width×height pixels; what names
-// the check for the skip message (see Chromium).
-func Start(t testing.TB, what string, width, height int) *Browser {
+// Option sets up the browser's profile, in its user data directory,
+// before Start starts it.
+type Option func(userDataDir string) error
+
+// BlockCookies blocks cookies for every site, as a reader who blocked them
+// in the browser's settings has them: the browser keeps none and sends
+// none (Chromium's cookies content setting, in the profile's preferences;
+// the tabs' browser contexts inherit it).
+func BlockCookies(userDataDir string) error {
+	dir := filepath.Join(userDataDir, "Default")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "Preferences"), []byte(`{"profile":{"default_content_setting_values":{"cookies":2}}}`), 0o644)
+}
+
+// Start starts Chromium with a window of width×height pixels and the
+// options' profile; what names the check for the skip message (see
+// Chromium).
+func Start(t testing.TB, what string, width, height int, options ...Option) *Browser {
 	t.Helper()
 	path := Chromium(t, what)
+	dir := t.TempDir()
+	for _, o := range options {
+		if err := o(dir); err != nil {
+			t.Fatalf("setting up %s's profile: %v", path, err)
+		}
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height))
+		chromedp.UserDataDir(dir), chromedp.WindowSize(width, height))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancelAlloc)
 	ctx, cancel := chromedp.NewContext(alloc)
@@ -80,6 +104,7 @@ type Tab struct {
 	mu        sync.Mutex
 	problems  []string
 	responses []Response
+	redirects []Response
 }
 
 // Response is an answer the tab received: to a page (Type "Document"),
@@ -137,21 +162,49 @@ func (b *Browser) Tab(t testing.TB, headers map[string]string) *Tab {
 			}
 		}
 	}()
+	// Redirects are kept as they arrive, before the browser's next
+	// message is read (Listen): when a page has loaded, every redirect on
+	// the way to it is there.
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok && e.RedirectResponse != nil {
+			r := response(e.RedirectResponse, e.Type)
+			tab.mu.Lock()
+			tab.redirects = append(tab.redirects, r)
+			tab.mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatalf("opening a tab: %v", err)
+	}
 	go func() {
 		for ev, err := range responses {
 			if err != nil {
 				return
 			}
-			r := Response{URL: ev.Response.URL, Status: ev.Response.Status, Type: string(ev.Type), Headers: map[string]string{}}
-			for k, v := range ev.Response.Headers {
-				r.Headers[strings.ToLower(k)] = fmt.Sprint(v)
-			}
+			r := response(ev.Response, ev.Type)
 			tab.mu.Lock()
 			tab.responses = append(tab.responses, r)
 			tab.mu.Unlock()
 		}
 	}()
 	return tab
+}
+
+// response is what a Tab keeps of an answer of type kind.
+func response(resp *network.Response, kind network.ResourceType) Response {
+	r := Response{URL: resp.URL, Status: resp.Status, Type: string(kind), Headers: map[string]string{}}
+	for k, v := range resp.Headers {
+		r.Headers[strings.ToLower(k)] = fmt.Sprint(v)
+	}
+	return r
+}
+
+// Redirects returns the redirects the tab followed so far, in order
+// (Responses holds none: the browser reports them as it sends the next
+// request).
+func (tab *Tab) Redirects() []Response {
+	tab.mu.Lock()
+	defer tab.mu.Unlock()
+	return append([]Response(nil), tab.redirects...)
 }
 
 // Responses returns the answers the tab received so far, in order.

@@ -19,6 +19,7 @@ import (
 	"github.com/edgequeue/waitingroom/edge"
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/store"
+	"github.com/edgequeue/waitingroom/tools/devstack"
 	"github.com/edgequeue/waitingroom/tools/native"
 	"github.com/edgequeue/waitingroom/tools/redistest"
 	"github.com/edgequeue/waitingroom/tools/upstashdev"
@@ -135,7 +136,7 @@ func (e *env) do(method, target string, body io.Reader, opts ...reqOpt) *fsttest
 	}
 	w := e.do1(method, target, bytes.NewReader(sent), opts...)
 	cookie := w.HeaderMap.Get("Set-Cookie")
-	if u, err := url.Parse(target); err == nil && w.Code == http.StatusTemporaryRedirect && cookie != "" && w.HeaderMap.Get("Location") == u.RequestURI() {
+	if u, err := url.Parse(target); err == nil && w.Code == http.StatusTemporaryRedirect && cookie != "" && devstack.Unmarked(w.HeaderMap.Get("Location")) == u.RequestURI() {
 		w = e.do1(method, target, bytes.NewReader(sent), append(opts, withSetCookie(strings.SplitN(cookie, ";", 2)[0]))...)
 	}
 	return w

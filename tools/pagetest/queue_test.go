@@ -76,6 +76,14 @@ func TestQueuePage(t *testing.T) {
 		}
 		s := read(en)
 		t.Logf("the queue page shows %+v", s)
+		// One arrival redirect, to the address marked; the page drops
+		// the mark, so its polls and a reload use the address asked for.
+		if r := en.Redirects(); len(r) != 1 || r[0].Status != http.StatusTemporaryRedirect {
+			t.Errorf("the tab followed %v, want one 307 (the arrival redirect)", r)
+		}
+		if addr := headless.Eval[string](en, "the address", `location.pathname + location.search`); addr != asked {
+			t.Errorf("the queue page's address is %q, want %q", addr, asked)
+		}
 		if s.Lang != "en" || s.DataLang != "en" {
 			t.Errorf(`<html lang=%q>, <main data-lang=%q>; want "en" for Accept-Language en-GB`, s.Lang, s.DataLang)
 		}
@@ -283,6 +291,7 @@ func TestQueuePage(t *testing.T) {
 		}
 	})
 	checkProblems(t, en)
+	st.noMarkAtOrigin(t)
 
 	t.Run("busy", func(t *testing.T) {
 		tab := br.Tab(t, map[string]string{"Accept-Language": "en"})

@@ -53,6 +53,7 @@ func start(t *testing.T) *stack {
 	t.Helper()
 	logs := &devstack.LogBuffer{}
 	opts := devstack.ForTest(logs, 60*time.Second)
+	opts.RecordOrigin = true
 	opts.Adjust = func(m *fastlyhost.Manifest) {
 		devstack.SetRooms(m, storeTimeout, [2]string{"shop", shopRoom}, [2]string{"reading", readingRoom},
 			[2]string{"exit", exitRoom}, [2]string{"outlet", outletRoom}, [2]string{"shut", shutRoom})
@@ -68,6 +69,21 @@ func start(t *testing.T) *stack {
 		}
 	})
 	return &stack{Stack: st, logs: logs, apiToken: string(st.Manifest.SecretStores[devstack.SecretStore][edge.SecretAPIToken])}
+}
+
+// noMarkAtOrigin fails when a request that reached the origin carried
+// the arrival mark, in its address or any header (a Referer...).
+func (s *stack) noMarkAtOrigin(t *testing.T) {
+	t.Helper()
+	for _, r := range s.OriginRequests() {
+		seen := r.URI
+		for k, vs := range r.Header {
+			seen += "\n" + k + ": " + strings.Join(vs, ", ")
+		}
+		if strings.Contains(seen, edge.ArrivalMark) {
+			t.Errorf("the origin saw the arrival mark: %s %s", r.Method, seen)
+		}
+	}
 }
 
 // admit lets the next n of room's line in, as an operator does through

@@ -1,0 +1,161 @@
+package edge
+
+import (
+	"net"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/fastly/compute-sdk-go/fsthttp"
+)
+
+func TestTakeArrivalMark(t *testing.T) {
+	tests := []struct {
+		query, kept, mark string
+		found             bool
+	}{
+		{"", "", "", false},
+		{"a=1&b=2", "a=1&b=2", "", false},
+		{"_wr_arrival=x", "", "x", true},
+		{"_wr_arrival=x&a=1", "a=1", "x", true},
+		{"a=1&_wr_arrival=x", "a=1", "x", true},
+		{"a=1&_wr_arrival=x&b=%2F&c", "a=1&b=%2F&c", "x", true},
+		{"_wr_arrival=x&_wr_arrival=y&a=1", "a=1", "x", true},                               // the first counts, all go
+		{"%5Fwr%5Farrival=x&a=1", "a=1", "x", true},                                         // as the origin would decode it
+		{"_wr_arrival&a=1", "a=1", "", true},                                                // without a value
+		{"a=_wr_arrival%3Dx&_wr_arrivals=1", "a=_wr_arrival%3Dx&_wr_arrivals=1", "", false}, // a value, another name
+		{"_WR_ARRIVAL=x", "_WR_ARRIVAL=x", "", false},                                       // names are case-sensitive
+		{"%zz=1&_wr_arrival=x", "%zz=1", "x", true},                                         // a bad escape is another name
+		{"a=1&&_wr_arrival=x&", "a=1&&", "x", true},                                         // empty parts kept as sent
+	}
+	for _, tc := range tests {
+		u := &url.URL{Path: "/p", RawQuery: tc.query}
+		mark, found := TakeArrivalMark(u)
+		if u.RawQuery != tc.kept || mark != tc.mark || found != tc.found {
+			t.Errorf("%q: kept %q, mark %q, found %v; want %q, %q, %v", tc.query, u.RawQuery, mark, found, tc.kept, tc.mark, tc.found)
+		}
+	}
+}
+
+func TestCheckMark(t *testing.T) {
+	keys, err := queue.ParseKeySet(testKeys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retired, err := queue.ParseKeySet("k0:" + strings.Repeat("QUJD", 11))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_700_000_000, 0)
+	const ua, ip = "test browser", "192.0.2.7"
+	mint := func(ks *queue.KeySet, room, ua, ip string, at time.Time) string {
+		return MarkArrival(ks, room, ua, net.ParseIP(ip), at)
+	}
+	tests := []struct {
+		name, mark string
+		ok         bool
+	}{
+		{"this client's, just given", mint(keys, "shop", ua, ip, now), true},
+		{"this client's, 50 s ago", mint(keys, "shop", ua, ip, now.Add(-50*time.Second)), true},
+		{"from another address in the network", mint(keys, "shop", ua, "192.0.2.200", now), true},
+		{"this client's, stale", mint(keys, "shop", ua, ip, now.Add(-MarkTTL-time.Second)), false},
+		{"from the far future", mint(keys, "shop", ua, ip, now.Add(time.Hour)), false},
+		{"another browser's", mint(keys, "shop", "other browser", ip, now), false},
+		{"another network's", mint(keys, "shop", ua, "198.51.100.7", now), false},
+		{"another room's", mint(keys, "sale", ua, ip, now), false},
+		{"under a retired key", mint(retired, "shop", ua, ip, now), false},
+		{"a forged signature", strings.Split(mint(keys, "shop", ua, ip, now), ".")[0] + ".AAAAAAAAAAAAAAAAAAAAAA", false},
+		{"no signature", "s44we8", false},
+		{"empty", "", false},
+		{"garbage", "%%%.<script>", false},
+		{"a stamp too long", strings.Repeat("z", 40) + ".x", false},
+	}
+	for _, tc := range tests {
+		r, err := fsthttp.NewRequest("GET", "https://shop.example.com/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.RemoteAddr = ip
+		r.Header.Set("User-Agent", ua)
+		if _, err := checkMark(keys, "shop", r, tc.mark, now); (err == nil) != tc.ok {
+			t.Errorf("%s (%q): %v, want accepted %v", tc.name, tc.mark, err, tc.ok)
+		}
+	}
+}
+
+// TestArrivalMarkEndsTheRedirects follows the arrival redirect as a
+// client that drops cookies does (without the pass) and as a browser
+// that keeps them does (with it), natively: the one gets the cookies
+// answer after one redirect, the other its place or the origin, and the
+// origin never sees the mark.
+func TestArrivalMarkEndsTheRedirects(t *testing.T) {
+	const target = "/checkout?item=7"
+	tests := []struct {
+		name    string
+		method  string
+		header  []string
+		keeps   bool  // the client sends the arrival pass back
+		outcome int64 // the store's answer to the join
+		code    int   // the answer to the marked request
+		stores  int
+		want    string // in the answer's body
+		origin  bool   // the answer's Location leads to the origin
+	}{
+		{"a page, cookies blocked", "GET", []string{"Accept", "text/html"}, false, outWaiting,
+			fsthttp.StatusForbidden, 0, `<a id="wr-retry" href="/checkout?item=7">Try again</a>`, false},
+		{"a script asking for JSON, no cookie jar", "GET", []string{"Accept", "application/json"}, false, outWaiting,
+			fsthttp.StatusForbidden, 0, `{"room":"app","status":"cookies","cookie":"wr_app","header":"Waiting-Room-Pass","url":"/checkout?item=7"}`, false},
+		{"a form's POST, cookies blocked", "POST", nil, false, outWaiting,
+			fsthttp.StatusForbidden, 0, "Please allow cookies", false},
+		{"a browser that keeps cookies, in line", "GET", nil, true, outWaiting,
+			fsthttp.StatusAccepted, 1, "You are in line", false},
+		{"a browser that keeps cookies, let in at once", "GET", nil, true, outCalled,
+			fsthttp.StatusTemporaryRedirect, 1, "You are being taken to the page you asked for", true},
+		{"a script that keeps cookies, let in at once: straight through", "GET", []string{"Accept", "application/json"}, true, outCalled,
+			fsthttp.StatusOK, 1, "origin", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newContractCase(t, tc.outcome)
+			c.svc.Origin = recordingOrigin{seen: &c.seen}
+			w, stores, origin := c.send(t, tc.method, "app.test", target, tc.header...)
+			loc, err := url.Parse(w.HeaderMap.Get("Location"))
+			if w.Code != fsthttp.StatusTemporaryRedirect || err != nil || stores != 0 || origin != 0 {
+				t.Fatalf("first request: %d Location %q, %d store calls, %d origin requests", w.Code, w.HeaderMap.Get("Location"), stores, origin)
+			}
+			if mark := loc.Query().Get(ArrivalMark); mark == "" || loc.Path != "/checkout" || loc.Query().Get("item") != "7" {
+				t.Fatalf("the arrival redirect goes to %q: want %s marked", loc, target)
+			}
+			header := tc.header
+			if tc.keeps {
+				header = append(header, "Cookie", strings.SplitN(w.HeaderMap.Get("Set-Cookie"), ";", 2)[0])
+			}
+			w, stores, origin = c.send(t, tc.method, "app.test", loc.RequestURI(), header...)
+			if w.Code != tc.code || stores != tc.stores || !strings.Contains(w.Body.String(), tc.want) {
+				t.Fatalf("the marked request: %d with %d store calls, body %q; want %d, %d, holding %q; log %q",
+					w.Code, stores, w.Body.String(), tc.code, tc.stores, tc.want, c.logs)
+			}
+			if !tc.keeps && (w.HeaderMap.Get("Set-Cookie") != "" || w.HeaderMap.Get("Cache-Control") != "no-store" ||
+				!strings.Contains(strings.Join(c.logs, "\n"), "room app: no cookies: the arrival pass given")) {
+				t.Errorf("the cookies answer: Set-Cookie %q, Cache-Control %q, log %q", w.HeaderMap.Get("Set-Cookie"), w.HeaderMap.Get("Cache-Control"), c.logs)
+			}
+			if tc.origin {
+				if w.HeaderMap.Get("Location") != target {
+					t.Fatalf("sent on to %q, want %s", w.HeaderMap.Get("Location"), target)
+				}
+				session := strings.SplitN(w.HeaderMap.Get("Set-Cookie"), ";", 2)[0]
+				w, stores, origin = c.send(t, tc.method, "app.test", target, "Cookie", session)
+				if w.Code != fsthttp.StatusOK || stores != 0 || origin != 1 {
+					t.Fatalf("the unmarked request: %d with %d store calls and %d origin requests", w.Code, stores, origin)
+				}
+			}
+			for _, seen := range c.seen {
+				if seen.target != target {
+					t.Errorf("the origin saw %q, want %q", seen.target, target)
+				}
+			}
+		})
+	}
+}
