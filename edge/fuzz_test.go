@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -341,6 +342,9 @@ var serveSeeds = []serveSeed{
 	{method: "GET", https: true, host: "shop.example.com", target: "/_wr/heartbeat.js?v=0", headers: "If-None-Match: \"x\""},
 	{method: "\r", https: true, host: "0", target: "/_wr/admin"},
 	{method: "\n", https: true, host: "shop.example.com", target: "/_wr/api/rooms", headers: "Authorization: Bearer x"},
+	{method: "GET", https: true, host: "shop.example.com", target: "/checkout?a=1&_wr_arrival=s44we8.AAAAAAAAAAAAAAAAAAAAAA"},
+	{method: "POST", https: true, host: "shop.example.com", target: "/checkout?%5Fwr_arrival=1&b", pass: passSession, body: "x=1"},
+	{method: "GET", https: true, host: "shop.example.com", target: "/static/x.css?_wr_arrival=1"},
 }
 
 // FuzzServeHTTP: a whole request through the service, the request and the
@@ -432,6 +436,9 @@ func checkServeHTTP(t *testing.T, method string, https, local bool, host, target
 		p, err := urlnorm.ParsePath(wire)
 		if err != nil || p.Escaped != wire || urlnorm.CheckQuery(sent.URL.RawQuery) != nil {
 			t.Fatalf("%s: the origin got %q?%q, not in normal form (%q, %v)", request, wire, sent.URL.RawQuery, p.Escaped, err)
+		}
+		if _, marked := TakeArrivalMark(&url.URL{RawQuery: sent.URL.RawQuery}); marked {
+			t.Fatalf("%s: the origin got the arrival mark: %q", request, sent.URL.RawQuery)
 		}
 		dest, j := routeAtOrigin(sent, p)
 		for _, k := range sent.Header.Keys() {

@@ -9,7 +9,8 @@
 // # One visitor, one place (line_test.go)
 //
 //   - TestAFirstRequestEarnsOnlyAnArrivalPass: a request without a pass is
-//     answered 307 back to the same URL, setting the room's cookie to a
+//     answered 307 back to the same URL (marked: see tools/e2e's
+//     cookies_test.go for the mark), setting the room's cookie to a
 //     signed "arrival" pass, with no store call and nothing at the origin;
 //     coming back with it joins the line (a ticket or a session).
 //   - TestAReplayedArrivalPassYieldsOneTicket: one arrival pass replayed

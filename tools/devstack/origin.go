@@ -82,6 +82,11 @@ func DemoOrigin() http.Handler {
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		// The page says when and where the visitor got through, so no
+		// browser may show a kept copy; and a page kept for the back
+		// button sends no departure beacon (heartbeat.js), which
+		// tools/pagetest checks on this page.
+		w.Header().Set("Cache-Control", "no-store")
 		// The page runs the waiting room's heartbeat, as an operator's
 		// pages would: a reader who keeps it open keeps their place.
 		fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Demo origin</title>%s</head>

@@ -11,6 +11,10 @@
 // loads, before the page's own script, and reports to the console, where
 // the browser's own CSP messages go too).
 //
+// Start's options set up the profile: BlockCookies blocks cookies, as a
+// reader may. A Tab also keeps the redirects it followed (Redirects),
+// which the browser reports apart from the answers.
+//
 // Without a Chromium on PATH a test is skipped with a line that says so,
 // unless REQUIRE_CHROMIUM is set, as CI sets it: there a missing browser
 // fails.

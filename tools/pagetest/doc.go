@@ -9,6 +9,9 @@
 // room's only place, opens the queue page and checks, by the page's DOM
 // contract (README.md, "The queue page"):
 //
+//   - the page comes after one arrival redirect, and its address is the
+//     one asked for (its script drops the arrival mark); the origin never
+//     sees the mark;
 //   - the place, the people ahead, the wait, the time of the update, the
 //     progress bar, the polite live region, the operator's message and
 //     the visible refresh link render; the language follows
@@ -35,6 +38,13 @@
 // contentful paint (the performance API), and writes screenshots (desktop
 // 1280×800 and phone 390×844, English and German) to $SCREENSHOTS when it
 // is set (make page-screenshots: docs/queue-*.png, shown in the README).
+//
+// TestCookiesBlocked opens a page of the room in Chromium with cookies
+// blocked (headless.BlockCookies): one arrival redirect, then the cookies
+// page (403) in the reader's language, accessible (axe-core, desktop and
+// 320 px), within its Content-Security-Policy, its address without the
+// arrival mark (so a reload starts afresh: one redirect again), its link
+// back to the page asked for; no store call, nothing at the origin.
 //
 // TestOriginPageScript checks the heartbeat script on an origin page (the
 // demo origin's includes it): an idle reader's session outlives the room's
