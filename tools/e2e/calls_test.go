@@ -60,7 +60,7 @@ func TestStoreCallsPerRequestKind(t *testing.T) {
 		{"heartbeat script's ping within the heartbeat", func() bool { before = v.cookie; return kept(v.ping()) && v.cookie == before }, 0},
 		{"heartbeat script's ping, heartbeat due", func() bool { age(); return kept(v.ping()) && v.cookie != before }, 1},
 		{"heartbeat script's ping without a pass", func() bool { return len((&visitor{e: e}).ping().Rooms) == 0 }, 0},
-		{"back from the arrival redirect without the pass (cookies page)", func() bool {
+		{"cookies page (back without the arrival pass)", func() bool {
 			hops := dropsCookies(e).visit("GET", "/", nil)
 			return len(hops) == 2 && hops[1].status == 403
 		}, 0},
