@@ -897,11 +897,15 @@ for back = 0, 4 do
 end
 local since = math.max(epoch, (minute - 4) * 60000)
 
+-- In two calls: one call's arguments on top of the script's locals would
+-- pass the 200 registers a Lua function may use (gopher-lua, the embedded
+-- Redis of make serve, refuses the script; Redis's Lua is close to it).
 redis.call('HSET', line, 'epoch', epoch, 'issued', issued, 'admitted', admitted,
   'tokens', string.format('%.6f', tokens), 'raw', raw, 'lt', lt,
   'paused', paused and '1' or '0', 'queue_all', queue_all and '1' or '0', 'random', random and '1' or '0',
   'w_start', w_start, 'w_end', w_end, 'open_first', open_first, 'open_since', open_since, 'rkey', random_key,
-  'trim_mark', trim_mark, 'trim_at', trim_at, 'p_issued', p_issued, 'p_admitted', p_admitted,
+  'trim_mark', trim_mark, 'trim_at', trim_at)
+redis.call('HSET', line, 'p_issued', p_issued, 'p_admitted', p_admitted,
   'p_credit', string.format('%.6f', p_credit), 'p_trim', p_trim, 'ev', ev, 'ev_state', ev_state,
   'ev_first', ev_first, 'ev_start', stored_start, 'ev_key', stored_key, 'd_first', d_first, 'd_last', d_last, 'd_key', d_key,
   'ev_pq', stored_pq or '', 'ev_until', stored_until, 'o_rate', o_rate or '', 'o_burst', o_burst or '', 'o_cap', o_cap or '',
@@ -909,33 +913,36 @@ redis.call('HSET', line, 'epoch', epoch, 'issued', issued, 'admitted', admitted,
 
 -- This minute's record in the history: the fields of a record a day old
 -- are started afresh.
-local live, waiting_now = count(sessions), count(waiting)
-local refusals = refused
-if outcome == 3 or (outcome == 4 and op ~= 'poll') then
-  refusals = refusals + 1
+local live = count(sessions)
+do
+  local waiting_now = count(waiting)
+  local refusals = refused
+  if outcome == 3 or (outcome == 4 and op ~= 'poll') then
+    refusals = refusals + 1
+  end
+  local slot = tostring(minute % DAY)
+  local rec = {}
+  for v in string.gmatch(redis.call('HGET', history, slot) or '', '[^,]+') do
+    rec[#rec + 1] = tonumber(v) or 0
+  end
+  if rec[1] ~= minute or #rec ~= 13 then
+    rec = { minute, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, -1, -1 }
+  end
+  -- When in the minute the counters first and last moved (ms into it), so
+  -- that a reader can tell a burst from a steady stream.
+  local into = now - minute * 60000
+  if issued ~= issued0 then
+    rec[10], rec[11] = rec[10] < 0 and into or rec[10], into
+  end
+  if admitted ~= admitted0 then
+    rec[12], rec[13] = rec[12] < 0 and into or rec[12], into
+  end
+  rec[2], rec[3], rec[4], rec[7], rec[8] = epoch, issued, admitted, live, waiting_now
+  rec[5] = rec[5] + issued + p_issued - joined
+  rec[6] = rec[6] + called_now
+  rec[9] = rec[9] + refusals
+  redis.call('HSET', history, slot, table.concat(rec, ','))
 end
-local slot = tostring(minute % DAY)
-local rec = {}
-for v in string.gmatch(redis.call('HGET', history, slot) or '', '[^,]+') do
-  rec[#rec + 1] = tonumber(v) or 0
-end
-if rec[1] ~= minute or #rec ~= 13 then
-  rec = { minute, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, -1, -1 }
-end
--- When in the minute the counters first and last moved (ms into it), so
--- that a reader can tell a burst from a steady stream.
-local into = now - minute * 60000
-if issued ~= issued0 then
-  rec[10], rec[11] = rec[10] < 0 and into or rec[10], into
-end
-if admitted ~= admitted0 then
-  rec[12], rec[13] = rec[12] < 0 and into or rec[12], into
-end
-rec[2], rec[3], rec[4], rec[7], rec[8] = epoch, issued, admitted, live, waiting_now
-rec[5] = rec[5] + issued + p_issued - joined
-rec[6] = rec[6] + called_now
-rec[9] = rec[9] + refusals
-redis.call('HSET', history, slot, table.concat(rec, ','))
 
 -- The operator's action, with the state before and after it.
 if #audit_entry > 0 then

@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "93caad724935bd4b66144cbaeaceca077660794f"
+const lineScriptSHA = "c0b4b4605e3d406c91b0e6ebad0c03fddb3dfc2b"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.

@@ -1,12 +1,18 @@
 package integration
 
 import (
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+
 	"github.com/edgequeue/waitingroom/store"
+	"github.com/edgequeue/waitingroom/tools/native"
+	"github.com/edgequeue/waitingroom/tools/redistest"
+	"github.com/edgequeue/waitingroom/tools/upstashdev"
 )
 
 // The tests of issue 23's seams that live in the store script: an event
@@ -203,5 +209,26 @@ func TestProtocolIsGenerated(t *testing.T) {
 	cmd.Dir = filepath.Join("..", "..", "store")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go run ./genline -check: %v\n%s", err, out)
+	}
+}
+
+// TestScriptRunsInTheEmbeddedRedis runs a join, a poll and a reset through
+// the embedded Redis make serve falls back to (miniredis, whose Lua is
+// gopher-lua): a function there may use at most 200 registers, locals and
+// a call's arguments together, and a script over that fails to compile.
+// One HSET of the line's whole state did, once.
+func TestScriptRunsInTheEmbeddedRedis(t *testing.T) {
+	mr := miniredis.RunT(t)
+	srv := httptest.NewServer(upstashdev.New(mr.Addr(), redistest.Token))
+	t.Cleanup(srv.Close)
+	st := &store.Upstash{URL: srv.URL, Token: redistest.Token, Transport: native.Upstash{}, Timeout: 10 * time.Second}
+	l := newLine(t, st, policy(0, 1, 1))
+	l.quiet = true
+	a, b := l.join(t0), l.join(t0)
+	if a.Outcome != store.Admitted || b.Outcome != store.Waiting || l.poll(b.Ticket, t0.Add(time.Second)).Outcome != store.Waiting {
+		t.Fatalf("in the embedded Redis: %+v, %+v", a, b)
+	}
+	if ln := l.operate(store.Action{Op: store.OpReset}, t0.Add(2*time.Second)); ln.Issued != 0 {
+		t.Fatalf("reset in the embedded Redis: %+v", ln)
 	}
 }
