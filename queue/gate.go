@@ -325,8 +325,6 @@ func (g *Gate) arrive(room *Room, v Visitor, refused error) Decision {
 	return g.withPass(Decision{Action: Arrive, Why: "arrived", Err: refused}, p, ArrivalTTL)
 }
 
-// settle turns a store Place into a decision: a session when admitted, a
-// (renewed or new) ticket otherwise.
 // joinedAt is when a visitor joined: since, when they held their ticket
 // already (or arrived with the pass that took it), else now.
 func joinedAt(since, now time.Time) time.Time {
@@ -336,6 +334,8 @@ func joinedAt(since, now time.Time) time.Time {
 	return since
 }
 
+// settle turns a store Place into a decision: a session when admitted, a
+// (renewed or new) ticket otherwise.
 func (g *Gate) settle(room *Room, v Visitor, pl store.Place, why map[store.Outcome]string, refused error, joined time.Time, start int64) Decision {
 	var d Decision
 	if pl.Outcome == store.Closed {
