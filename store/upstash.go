@@ -246,8 +246,8 @@ func (u *Upstash) Stats(ctx context.Context, room string, p Policy, now time.Tim
 // takes them: the line's hash, then the sorted sets of live sessions,
 // called tickets, waiting tickets, arrivals, ended sessions, closed
 // random-order windows and used invites, the hash of the history, the
-// list of the audit log, and the sorted set of draw keys drawn. The room is a hash tag ({room}),
-// so all of a room's keys live in one cluster slot.
+// list of the audit log, and the sorted set of draw keys drawn. The room
+// is a hash tag ({room}), so all of a room's keys live in one cluster slot.
 func (u *Upstash) Keys(room string) []string {
 	prefix := u.Prefix
 	if prefix == "" {
