@@ -18,8 +18,9 @@ import (
 // settings. The store makes each transition once, on the first request
 // after its time: no scheduler runs.
 type Event struct {
-	// Name identifies the event; the draw key is derived from it, so a
-	// renamed event is a new one.
+	// Name identifies the event with its schedule: the draw key is
+	// derived from both, so a renamed event, or one scheduled again
+	// under its name, is a new one.
 	Name string
 	// PrequeueFrom, Starts and Ends are the event's times, in UTC.
 	PrequeueFrom, Starts, Ends time.Time

@@ -162,15 +162,19 @@ func (o Overrides) Empty() bool {
 // at or after Starts draws it: the pre-queue's tickets are called in the
 // keyed pseudorandom order of the event's draw key, and later arrivals
 // follow in the room's own order. Each transition happens once, in the
-// first operation after its time that names the event (by ID); the start
-// may be moved while the pre-queue is open. A pre-queue is drawn at the
+// first operation after its time that names the event. An event is its ID
+// (its name) and its schedule: the start may be moved while the pre-queue
+// is open, and it stays the same event, but an ID scheduled again (another
+// pre-queue start, or a start moved after the draw) is a new event, with a
+// pre-queue and a draw key of its own; no key is drawn twice. A pre-queue
+// is drawn at the
 // start it was last passed, with the key it was entered with, even if its
 // event is no longer passed: a stray call (or an event
 // removed by mistake) never draws it early nor holds it for ever. Every
 // call for the room must still pass the event while it runs, since the
 // rest of the Policy (the calling order above all) must not flip between
 // calls. The draw key is derived from the store's secret
-// (Upstash.RandomKey) and the event's ID: Line.Event carries its
+// (Upstash.RandomKey), the event's ID and its schedule: Line.Event carries its
 // commitment from the start, and the key itself once drawn, so anyone can
 // recompute the order afterwards (package draw).
 type Event struct {
