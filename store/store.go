@@ -167,16 +167,15 @@ func (o Overrides) Empty() bool {
 // is open, and it stays the same event, but an ID scheduled again (another
 // pre-queue start, or a start moved after the draw) is a new event, with a
 // pre-queue and a draw key of its own; no key is drawn twice. A pre-queue
-// is drawn at the
-// start it was last passed, with the key it was entered with, even if its
-// event is no longer passed: a stray call (or an event
+// is drawn at the start it was last passed, with the key it was entered
+// with, even if its event is no longer passed: a stray call (or an event
 // removed by mistake) never draws it early nor holds it for ever. Every
-// call for the room must still pass the event while it runs, since the
-// rest of the Policy (the calling order above all) must not flip between
-// calls. The draw key is derived from the store's secret
-// (Upstash.RandomKey), the event's ID and its schedule: Line.Event carries its
-// commitment from the start, and the key itself once drawn, so anyone can
-// recompute the order afterwards (package draw).
+// call for the room must still pass the event while it runs, since the rest
+// of the Policy (the calling order above all) must not flip between calls.
+// The draw key is derived from the store's secret (Upstash.RandomKey), the
+// event's ID and its schedule: Line.Event carries its commitment from the
+// start, and the key itself once drawn, so anyone can recompute the order
+// afterwards (package draw).
 type Event struct {
 	ID                         string
 	PrequeueFrom, Starts, Ends time.Time
