@@ -4,14 +4,17 @@
 // rate, and the operator's pause switch.
 //
 // Every operation is one atomic Lua script (line.lua) run in Redis, one
-// round trip, on the room's ten keys, all named with the room as a hash
-// tag (wr:{room}:line, ...) so they share one cluster slot and Upstash can
-// lock just them. The caller passes the time, so the same script runs in
-// virtual time in a simulator; but the script keeps its own line time,
-// which advances by the gap between calls only up to a few seconds, and
-// every deadline (a waiting visitor's last poll, a claim window, a session)
-// runs on it: a store outage or an edge with a wrong clock costs nobody a
-// place. The rate is a token bucket refilled from the time elapsed since
+// round trip, on the room's eleven keys, all named with the room as a
+// hash tag (wr:{room}:line, ...) so they share one cluster slot and
+// Upstash can lock just them; its arguments and reply are named in one
+// table (genline/protocol.go) that go generate turns into both sides. The
+// caller passes the time, so the same script runs in virtual time in a
+// simulator; but the script keeps its own line time, and every deadline
+// (a waiting visitor's last poll, a claim window, a session) runs on it: a
+// gap between calls counts in full when it is at most a refresh or nobody
+// is in line, so a quiet room's timeouts hold to the second, and a longer
+// silence while visitors wait (or one a failed renewal reports) counts a
+// few seconds at most, so a store outage costs nobody a place. The rate is a token bucket refilled from the time elapsed since
 // the last call, so no scheduler is needed: a quiet spell saves at most
 // Burst admissions and makes up at most CatchUp's worth of rate.
 //
