@@ -54,7 +54,8 @@ type Room struct {
 	InactivityTimeout int `json:"inactivity_timeout"`
 	// SessionDuration (seconds) is the lifetime of the session cookie,
 	// slid forward by activity: a visitor back within it whose session
-	// lapsed walks straight in when a place is free, and queues otherwise.
+	// lapsed is a newcomer, who joins the line (and is let in at once
+	// while the room admits and nobody waits).
 	SessionDuration int `json:"session_duration"`
 	// OnStoreError is what happens when the store cannot be reached.
 	OnStoreError StoreErrorPolicy `json:"on_store_error"`

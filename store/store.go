@@ -326,9 +326,11 @@ type Store interface {
 	// lost, is answered Lost: Poll never hands out a place.
 	Poll(ctx context.Context, room string, p Policy, t Ticket, now time.Time) (Place, error)
 	// Renew extends a live session; it reports false for a session that
-	// ended, expired, or belongs to a line that was reset. A session of
-	// this epoch that the store no longer holds but did not end (its state
-	// was lost) is taken back when a place is free.
+	// ended, expired, or belongs to a line that was reset, and for one the
+	// store no longer holds (its state was lost): a session is never taken
+	// back, since its holder, a newcomer again, joins through the same
+	// guards as anyone. s.FailedAt, when set, tells the store the silence
+	// before this call was an outage.
 	Renew(ctx context.Context, room string, p Policy, s SessionRef, now time.Time) (bool, Line, error)
 	// End ends a session: it can never be renewed again, and its place is
 	// held only while a pass of it may still admit without asking the
