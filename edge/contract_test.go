@@ -30,6 +30,7 @@ var contractRooms = mapConfig{
 const (
 	outWaiting = 0
 	outCalled  = 1
+	outLost    = 2
 	outDown    = -1
 )
 

@@ -122,7 +122,10 @@ func (j joinCounter) Join(room *queue.Room, client string) (bool, error) {
 func (s *Service) arrival(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision, keys *queue.KeySet) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
-	if s.marked && !s.asked.passHeader {
+	// Only a request with no pass at all is from a client that dropped
+	// one: a pass refused, or a place lost (the gate sends its holder
+	// here to join again), came back, so the client keeps cookies.
+	if s.marked && !s.asked.passHeader && len(s.passValues(r, room)) == 0 {
 		age, err := checkMark(keys, room.Name, r, s.mark, s.Now)
 		if err == nil {
 			s.noCookies(w, r, room, age)

@@ -159,3 +159,28 @@ func TestArrivalMarkEndsTheRedirects(t *testing.T) {
 		})
 	}
 }
+
+// TestAMarkedRequestWithAPassIsNoCookieless: a client back on a marked URL
+// with a pass keeps cookies, whatever became of the pass. A ticket whose
+// place is lost (the store answers Lost, and the gate sends its holder to
+// join again) and a pass refused both get the arrival redirect, not the
+// cookies page.
+func TestAMarkedRequestWithAPassIsNoCookieless(t *testing.T) {
+	tests := []struct {
+		name   string
+		cookie func(c *contractCase) string
+	}{
+		{"a ticket whose place is lost", func(c *contractCase) string { return c.pass(t, queue.Ticket, "app") }},
+		{"a pass refused", func(c *contractCase) string { return c.pass(t, queue.Ticket, "app") + "x" }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newContractCase(t, outLost)
+			mark := MarkArrival(c.keys, "app", contractUA, net.ParseIP(contractIP), c.svc.Now)
+			w, _, origin := c.send(t, "GET", "app.test", "/checkout?"+ArrivalMark+"="+mark, "Cookie", "wr_app="+tc.cookie(c))
+			if w.Code != fsthttp.StatusTemporaryRedirect || origin != 0 || strings.Contains(w.Body.String(), "Please allow cookies") {
+				t.Fatalf("%d, body %q; want the arrival redirect; log %q", w.Code, w.Body.String(), c.logs)
+			}
+		})
+	}
+}
