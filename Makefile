@@ -5,8 +5,8 @@
 #   make fuzz    every Fuzz target of the edge module, FUZZTIME (20s) each (CI runs it after make test)
 #   make model   the model-based tests of the store script and the join limit, MODELCHECKS (2000) sequences (CI too)
 #   make serve   the waiting room locally (see README.md)
-#   make panel-screenshot  docs/admin-panel.png: the admin panel in headless Chromium (tools/paneltest)
-#   make page-screenshots  docs/queue-*.png: the queue page in headless Chromium (tools/pagetest)
+#   make panel-screenshot  docs/admin-panel.png: the admin panel in headless Chromium (tools/suites/paneltest)
+#   make page-screenshots  docs/queue-*.png: the queue page in headless Chromium (tools/suites/pagetest)
 #   make bin/wrconfig  the config checker: bin/wrconfig check devconfig.json; bin/wrconfig explain HOST PATH [flags]
 #   make conformance  the Fastly Go SDK's own test suites against the local host; rewrites README.md's table
 #   make bench   the benchmark: writes BENCHMARKS.md and docs/flashcrowd.svg (make bench-large: 1,000,000 visitors;
@@ -73,28 +73,28 @@ FUZZTIME ?= 20s
 fuzz:
 	FUZZTIME=$(FUZZTIME) tools/fuzz-all
 
-# The model-based test of the store script (tools/modeltest) and of the
+# The model-based test of the store script (tools/suites/modeltest) and of the
 # doors into a place (TestNoDoorPassesTheJoinLimit), for MODELCHECKS random
 # sequences each: make test runs rapid's 100; CI runs this after make fuzz.
 MODELCHECKS ?= 2000
 model:
-	cd tools && go test -count=1 -timeout 30m -run 'TestModel$$' ./modeltest -rapid.checks=$(MODELCHECKS)
-	cd tools && go test -count=1 -timeout 30m -run 'TestNoDoorPassesTheJoinLimit$$' ./integration -rapid.checks=$(MODELCHECKS)
+	cd tools && go test -count=1 -timeout 30m -run 'TestModel$$' ./suites/modeltest -rapid.checks=$(MODELCHECKS)
+	cd tools && go test -count=1 -timeout 30m -run 'TestNoDoorPassesTheJoinLimit$$' ./suites/integration -rapid.checks=$(MODELCHECKS)
 
-tools/compat/node_modules: tools/compat/package.json tools/compat/package-lock.json
-	cd tools/compat && npm ci --no-audit --no-fund
-	@touch tools/compat/node_modules
+tools/suites/compat/node_modules: tools/suites/compat/package.json tools/suites/compat/package-lock.json
+	cd tools/suites/compat && npm ci --no-audit --no-fund
+	@touch tools/suites/compat/node_modules
 
 tools/fastlycli/node_modules: tools/fastlycli/package.json tools/fastlycli/package-lock.json
 	cd tools/fastlycli && npm ci --no-audit --no-fund
 	@touch tools/fastlycli/node_modules
 
-# axe-core, the accessibility checker tools/pagetest runs in Chromium.
-tools/pagetest/node_modules: tools/pagetest/package.json tools/pagetest/package-lock.json
-	cd tools/pagetest && npm ci --no-audit --no-fund
-	@touch tools/pagetest/node_modules
+# axe-core, the accessibility checker tools/suites/pagetest runs in Chromium.
+tools/suites/pagetest/node_modules: tools/suites/pagetest/package.json tools/suites/pagetest/package-lock.json
+	cd tools/suites/pagetest && npm ci --no-audit --no-fund
+	@touch tools/suites/pagetest/node_modules
 
-test-tools: bin/main.go.wasm tools/compat/node_modules tools/fastlycli/node_modules tools/pagetest/node_modules
+test-tools: bin/main.go.wasm tools/suites/compat/node_modules tools/fastlycli/node_modules tools/suites/pagetest/node_modules
 	cd tools && WASM=$(CURDIR)/bin/main.go.wasm go test -count=1 -timeout 20m ./...
 
 # The TinyGo leg: the edge module's tests compiled by TinyGo, and every suite
@@ -106,9 +106,9 @@ test-tinygo:
 	else echo "SKIPPED the TinyGo leg (the build most users ship is not tested on this machine): $$why." \
 		"Install TinyGo >= 0.33.0 (here: ../shared/toolchains/install-tinygo) and run make test again."; fi
 
-test-tinygo-run: bin/main.tinygo.wasm $(WAZERO) tools/fastlycli/node_modules tools/pagetest/node_modules
+test-tinygo-run: bin/main.tinygo.wasm $(WAZERO) tools/fastlycli/node_modules tools/suites/pagetest/node_modules
 	$(TINYGO_TEST) ./...
-	cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm go test -count=1 -timeout 20m ./e2e ./load ./fastlyhost ./devstack ./attack ./rules ./paneltest ./pagetest ./apitest ./logs ./contract
+	cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm go test -count=1 -timeout 20m ./suites/e2e ./load ./fastlyhost ./devstack ./suites/attack ./suites/rules ./suites/paneltest ./suites/pagetest ./suites/apitest ./suites/logs ./suites/contract
 
 # The Fastly Go SDK's own test suites (its integration_tests, end_to_end_tests and
 # the packages with a fastly.toml, from the module cache) against the local host, as
@@ -190,19 +190,19 @@ bench-pops-large:
 
 # Per-request time of the real wasm in the local host (p50/p99 over 1,000 requests each).
 bench-host: build
-	cd tools && WASM=$(CURDIR)/bin/main.wasm go test -run '^$$' -bench . -benchtime 1000x ./e2e
+	cd tools && WASM=$(CURDIR)/bin/main.wasm go test -run '^$$' -bench . -benchtime 1000x ./suites/e2e
 
-# The admin panel's screenshot in the README: tools/paneltest in headless
+# The admin panel's screenshot in the README: tools/suites/paneltest in headless
 # Chromium against the Go build, writing docs/admin-panel.png.
 panel-screenshot: bin/main.go.wasm
 	cd tools && WASM=$(CURDIR)/bin/main.go.wasm PANEL_SCREENSHOT=$(CURDIR)/docs/admin-panel.png REQUIRE_CHROMIUM=1 \
-		go test -count=1 -run TestPanelInChromium ./paneltest
+		go test -count=1 -run TestPanelInChromium ./suites/paneltest
 
-# The queue page's screenshots in the README: tools/pagetest in headless
+# The queue page's screenshots in the README: tools/suites/pagetest in headless
 # Chromium against the Go build, writing docs/queue-{en,de}-{desktop,phone}.png.
-page-screenshots: bin/main.go.wasm tools/pagetest/node_modules
+page-screenshots: bin/main.go.wasm tools/suites/pagetest/node_modules
 	cd tools && WASM=$(CURDIR)/bin/main.go.wasm SCREENSHOTS=$(CURDIR)/docs REQUIRE_CHROMIUM=1 \
-		go test -count=1 -run TestQueuePage ./pagetest
+		go test -count=1 -run TestQueuePage ./suites/pagetest
 
 # wrconfig checks a config and explains where a request goes (README.md, "Checking a config").
 bin/wrconfig: $(EDGE_SOURCES) $(wildcard tools/cmd/wrconfig/*.go) tools/go.mod
@@ -215,4 +215,4 @@ serve: build
 	exec bin/serve -C fastly.toml -wasm bin/main.wasm -pops $(POPS)
 
 clean:
-	rm -rf bin pkg tools/compat/node_modules tools/fastlycli/node_modules tools/pagetest/node_modules
+	rm -rf bin pkg tools/suites/compat/node_modules tools/fastlycli/node_modules tools/suites/pagetest/node_modules

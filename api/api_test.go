@@ -21,7 +21,7 @@ import (
 // is asked, or is the answer to a store that does not answer (a transport
 // that fails, as a dead network does). What the store answers is tested
 // against a real Redis, natively and through both wasm builds, in
-// tools/apitest.
+// tools/suites/apitest.
 
 const (
 	testPath  = "/_wr/api"
@@ -337,7 +337,7 @@ func TestRefusalOfAPageTooLarge(t *testing.T) {
 }
 
 // TestDocumentCoversRoutes: the OpenAPI document names exactly the routes
-// the handler serves (tools/apitest checks every answer against it).
+// the handler serves (tools/suites/apitest checks every answer against it).
 func TestDocumentCoversRoutes(t *testing.T) {
 	var doc struct {
 		OpenAPI string                                `json:"openapi"`

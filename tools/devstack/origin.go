@@ -85,7 +85,7 @@ func DemoOrigin() http.Handler {
 		// The page says when and where the visitor got through, so no
 		// browser may show a kept copy; and a page kept for the back
 		// button sends no departure beacon (heartbeat.js), which
-		// tools/pagetest checks on this page.
+		// tools/suites/pagetest checks on this page.
 		w.Header().Set("Cache-Control", "no-store")
 		// The page runs the waiting room's heartbeat, as an operator's
 		// pages would: a reader who keeps it open keeps their place.

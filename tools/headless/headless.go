@@ -1,7 +1,7 @@
 // Package headless drives headless Chromium (Debian's chromium, or another
 // Chromium on PATH) from the suites that check the service's pages in a
-// real browser: the admin panel's (tools/paneltest) and the visitors'
-// (tools/pagetest). One Browser is one Chromium process; each Tab is a tab
+// real browser: the admin panel's (tools/suites/paneltest) and the visitors'
+// (tools/suites/pagetest). One Browser is one Chromium process; each Tab is a tab
 // in a browser context of its own (its own cookies and cache), so that one
 // Browser can play several visitors at once.
 //

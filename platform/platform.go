@@ -1,0 +1,57 @@
+// Package platform adapts Fastly Compute to the edge package's ports: the
+// config, KV and secret stores, the origin and Upstash backends, Edge Rate
+// Limiting, geolocation, ACLs, bot detection, real-time log endpoints, the
+// POP's cache and the sandbox's reuse. It is the only package that calls
+// the platform's host functions; the edge, admin and api packages use the
+// SDK's fsthttp types only as the HTTP they speak.
+package platform
+
+import (
+	"context"
+	"log"
+	"os"
+	"time"
+
+	"github.com/edgequeue/waitingroom/edge"
+	"github.com/fastly/compute-sdk-go/fsthttp"
+)
+
+// The backends fastly.toml defines.
+const (
+	originBackend  = "origin"
+	upstashBackend = "upstash"
+)
+
+// Serve serves requests until the sandbox ends, wiring the platform into
+// one edge.Service per request.
+func Serve() {
+	// What the sandbox keeps between the requests it serves: nothing
+	// about a visitor (edge.Kept).
+	kept := &edge.Kept{}
+	fsthttp.ServeMany(func(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
+		svc := &edge.Service{
+			Config:    &config{},
+			Templates: &kvTemplates{},
+			Secrets:   secrets{},
+			Origin:    origin{},
+			Upstash:   upstash{},
+			Limits:    limits{},
+			Geo:       geolocation{},
+			ACLs:      acls{},
+			Bots:      bots{r},
+			// The upstash backend knows the database's host, so the
+			// config store need not repeat it.
+			UpstashViaBackend: true,
+			// Viceroy and the project's local host both say "localhost";
+			// Fastly's POPs name the cache node.
+			Local:        os.Getenv("FASTLY_HOSTNAME") == "localhost",
+			Now:          time.Now(),
+			Logf:         log.Printf,
+			LogEndpoints: openLogEndpoint,
+			POP:          os.Getenv("FASTLY_POP"),
+			Cache:        popCache{},
+			Kept:         kept,
+		}
+		svc.ServeHTTP(ctx, w, r)
+	}, sandboxOptions())
+}
