@@ -8,7 +8,7 @@
 #   make panel-screenshot  docs/admin-panel.png: the admin panel in headless Chromium (tools/suites/paneltest)
 #   make page-screenshots  docs/queue-*.png: the queue page in headless Chromium (tools/suites/pagetest)
 #   make bin/wrconfig  the config checker: bin/wrconfig check devconfig.json; bin/wrconfig explain HOST PATH [flags]
-#   make conformance  the Fastly Go SDK's own test suites against the local host; rewrites README.md's table
+#   make conformance  the Fastly Go SDK's own test suites against the local host; rewrites tools/fastlyhost/README.md's table
 #   make bench   the benchmark: writes BENCHMARKS.md and docs/flashcrowd.svg (make bench-large: 1,000,000 visitors;
 #                make bench-floods: only the bot floods, rewritten in place in BENCHMARKS.md;
 #                make bench-fairness: only the fairness of the line and of the draw, likewise;
@@ -113,7 +113,7 @@ test-tinygo-run: bin/main.tinygo.wasm $(WAZERO) tools/fastlycli/node_modules too
 # The Fastly Go SDK's own test suites (its integration_tests, end_to_end_tests and
 # the packages with a fastly.toml, from the module cache) against the local host, as
 # the SDK's Makefile runs them against Viceroy, under Go and TinyGo (tools/conformance).
-# make conformance rewrites README.md's table from the results; make test fails when
+# make conformance rewrites tools/fastlyhost/README.md's table from the results; make test fails when
 # a result differs from tools/conformance/expected.go. The TinyGo runs are skipped
 # where no usable TinyGo is installed (unless REQUIRE_TINYGO is set).
 # (= not :=: TinyGo is looked for when a recipe runs, not on every make.)
@@ -123,7 +123,7 @@ CONFORMANCE = cd tools && go build -o $(CURDIR)/bin/fastlyhost ./cmd/fastlyhost 
 
 conformance:
 	@mkdir -p bin
-	$(CONFORMANCE) -readme $(CURDIR)/README.md
+	$(CONFORMANCE) -readme $(CURDIR)/tools/fastlyhost/README.md
 
 test-conformance:
 	@mkdir -p bin
@@ -192,19 +192,19 @@ bench-pops-large:
 bench-host: build
 	cd tools && WASM=$(CURDIR)/bin/main.wasm go test -run '^$$' -bench . -benchtime 1000x ./suites/e2e
 
-# The admin panel's screenshot in the README: tools/suites/paneltest in headless
+# The admin panel's screenshot in docs/operations.md: tools/suites/paneltest in headless
 # Chromium against the Go build, writing docs/admin-panel.png.
 panel-screenshot: bin/main.go.wasm
 	cd tools && WASM=$(CURDIR)/bin/main.go.wasm PANEL_SCREENSHOT=$(CURDIR)/docs/admin-panel.png REQUIRE_CHROMIUM=1 \
 		go test -count=1 -run TestPanelInChromium ./suites/paneltest
 
-# The queue page's screenshots in the README: tools/suites/pagetest in headless
+# The queue page's screenshots in docs/visitors.md: tools/suites/pagetest in headless
 # Chromium against the Go build, writing docs/queue-{en,de}-{desktop,phone}.png.
 page-screenshots: bin/main.go.wasm tools/suites/pagetest/node_modules
 	cd tools && WASM=$(CURDIR)/bin/main.go.wasm SCREENSHOTS=$(CURDIR)/docs REQUIRE_CHROMIUM=1 \
 		go test -count=1 -run TestQueuePage ./suites/pagetest
 
-# wrconfig checks a config and explains where a request goes (README.md, "Checking a config").
+# wrconfig checks a config and explains where a request goes (docs/rooms.md, "Checking a config").
 bin/wrconfig: $(EDGE_SOURCES) $(wildcard tools/cmd/wrconfig/*.go) tools/go.mod
 	cd tools && go build -o ../bin/wrconfig ./cmd/wrconfig
 

@@ -334,9 +334,9 @@ func TestFastlyCLIRewritesManifest(t *testing.T) {
 		t.Fatalf("the local host cannot read fastly.toml after a publish: %v", err)
 	}
 	// The CLI's schema has no [local_server.geolocation] or acls: the
-	// rewrite drops them (README.md, "A sale for one country", says so).
+	// rewrite drops them (docs/rooms.md, "A sale for one country", says so).
 	if len(ma.Geo) != 0 || len(ma.ACLs) != 0 {
-		t.Errorf("the CLI now keeps [local_server.geolocation] or acls: say so in README.md")
+		t.Errorf("the CLI now keeps [local_server.geolocation] or acls: say so in docs/rooms.md")
 	}
 	mb.Geo, mb.GeoNoDefaultLoopback, mb.ACLs = ma.Geo, ma.GeoNoDefaultLoopback, ma.ACLs
 	if !reflect.DeepEqual(mb, ma) {

@@ -284,28 +284,32 @@ func TestUnsetSettingsRefusedThroughTheWasm(t *testing.T) {
 			}
 		})
 	}
-	// The README's example is a line the service really logs.
+	// The deploy guide's example is a line the service really logs.
 	example := ""
-	for _, l := range strings.Split(readmeSection(t, "Deploy"), "\n") {
+	for _, l := range strings.Split(docSection(t, "deploy.md", ""), "\n") {
 		if strings.HasPrefix(l, "setup: ") {
 			example = l
 		}
 	}
 	if !logged[example] {
-		t.Errorf("the README's example log line %q is not one the service logs", example)
+		t.Errorf("docs/deploy.md's example log line %q is not one the service logs", example)
 	}
 }
 
-// readmeSection returns the README's section (## heading) of that name.
-func readmeSection(t *testing.T, heading string) string {
+// docSection returns the section (## heading) of that name of a document
+// under docs/, or the whole document when heading is empty.
+func docSection(t *testing.T, doc, heading string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	b, err := os.ReadFile(filepath.Join(repoRoot, "docs", doc))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if heading == "" {
+		return string(b)
+	}
 	_, section, ok := strings.Cut(string(b), "\n## "+heading+"\n")
 	if !ok {
-		t.Fatalf("README.md has no %s section", heading)
+		t.Fatalf("docs/%s has no %s section", doc, heading)
 	}
 	if i := strings.Index(section, "\n## "); i >= 0 {
 		section = section[:i]
@@ -313,14 +317,14 @@ func readmeSection(t *testing.T, heading string) string {
 	return section
 }
 
-// shellComment is a comment after a command in the README's code blocks.
+// shellComment is a comment after a command in the docs' code blocks.
 var shellComment = regexp.MustCompile(`\s{2,}#.*$`)
 
-// TestReadmeDeployCommands checks every fastly command the README's Deploy
-// guide gives (in code blocks and inline) against the Fastly CLI's help,
+// TestReadmeDeployCommands checks every fastly command the deploy guide
+// (docs/deploy.md) gives (in code blocks and inline) against the Fastly CLI's help,
 // and runs its key-generating one-liners.
 func TestReadmeDeployCommands(t *testing.T) {
-	section := readmeSection(t, "Deploy")
+	section := docSection(t, "deploy.md", "")
 	n := newCLICommands(t).checkSection(t, section)
 	if n < 20 {
 		t.Errorf("found only %d fastly commands in the Deploy section", n)
@@ -346,9 +350,9 @@ func TestReadmeDeployCommands(t *testing.T) {
 }
 
 // TestReadmeLogsCommands checks the fastly commands that create a log
-// endpoint in the README's Logs section against the Fastly CLI's help.
+// endpoint in docs/operations.md's Logs section against the Fastly CLI's help.
 func TestReadmeLogsCommands(t *testing.T) {
-	if n := newCLICommands(t).checkSection(t, readmeSection(t, "Logs")); n < 4 {
+	if n := newCLICommands(t).checkSection(t, docSection(t, "operations.md", "Logs")); n < 4 {
 		t.Errorf("found only %d fastly commands in the Logs section", n)
 	}
 }
@@ -389,7 +393,7 @@ func newCLICommands(t *testing.T) *cliCommands {
 	return &cliCommands{env: cliEnv(t), help: map[string]string{}}
 }
 
-// checkSection checks the fastly commands of a README section, in its
+// checkSection checks the fastly commands of a section of the docs, in its
 // code blocks and inline, and counts them.
 func (c *cliCommands) checkSection(t *testing.T, section string) int {
 	t.Helper()
@@ -554,7 +558,7 @@ func shellTokens(text string) []string {
 }
 
 // TestCommandChecker: the checker finds commands inside the forms the log
-// lines and the README use, and refuses what the CLI would refuse.
+// lines and the docs use, and refuses what the CLI would refuse.
 func TestCommandChecker(t *testing.T) {
 	line := `setup: secret signing_keys is missing; set it with: echo "k1:$(openssl rand -base64 32)" | ` +
 		"fastly secret-store-entry create --recreate-allow --stdin --store-id=<id of waiting_room_secrets in `fastly secret-store list`> --name=signing_keys; " +
