@@ -170,7 +170,11 @@ func brokenLinks(d *doc, read func(path string) (*doc, error)) []string {
 		path := d.path
 		if file != "" {
 			path = filepath.Join(filepath.Dir(d.path), filepath.FromSlash(file))
-			if _, err := os.Stat(filepath.Join(root, path)); err != nil {
+			_, err := os.Stat(filepath.Join(root, path))
+			if err != nil && pendingFiles[filepath.ToSlash(path)] {
+				continue
+			}
+			if err != nil {
 				problems = append(problems, d.path+":"+itoa(l.n)+": "+target+": no such file")
 				continue
 			}
@@ -194,7 +198,19 @@ func brokenLinks(d *doc, read func(path string) (*doc, error)) []string {
 	return problems
 }
 
+// pendingFiles are files the docs link to that another branch of issue 24
+// adds: a link to one is not checked while it is missing. Remove each when
+// it has been merged.
+var pendingFiles = map[string]bool{
+	"docs/configuration.md": true, // generated from the settings table
+}
+
 func TestLinksResolve(t *testing.T) {
+	for f := range pendingFiles {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(f))); err == nil {
+			t.Errorf("%s exists now: remove it from pendingFiles", f)
+		}
+	}
 	cache := map[string]*doc{}
 	read := func(path string) (*doc, error) {
 		if d, ok := cache[path]; ok {
@@ -270,12 +286,23 @@ func makefileTargets(t *testing.T, makefile string) map[string]bool {
 	return targets
 }
 
+// pendingTargets are targets the docs name that another branch of issue 24
+// adds to the Makefile: remove each when it has been merged.
+var pendingTargets = map[string]bool{
+	"docs": true, // go generate ./settings: docs/configuration.md
+}
+
 func TestMakeTargetsExist(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(root, "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	targets := makefileTargets(t, string(b))
+	for name := range pendingTargets {
+		if targets[name] {
+			t.Errorf("make %s is in the Makefile now: remove it from pendingTargets", name)
+		}
+	}
 	for _, want := range []string{"serve", "test", "bench", "bin/wrconfig"} {
 		if !targets[want] {
 			t.Fatalf("the Makefile parser missed %q: %v", want, targets)
@@ -285,7 +312,7 @@ func TestMakeTargetsExist(t *testing.T) {
 	for _, f := range docFiles(t) {
 		for _, l := range readDoc(t, f).makeTargets() {
 			n++
-			if !targets[l.text] {
+			if !targets[l.text] && !pendingTargets[l.text] {
 				t.Errorf("%s:%d: make %s: no such target in the Makefile", f, l.n, l.text)
 			}
 		}
@@ -384,8 +411,8 @@ var notKeys = map[string]bool{
 	"waiting_room_config": true, "waiting_room_templates": true, "waiting_room_secrets": true,
 	// the secret store's entries.
 	"upstash_token": true, "signing_keys": true, "admin_password": true, "api_token": true,
-	// wrconfig's example of a misspelt key, which it refuses.
-	"admin_pth": true,
+	// wrconfig's example of a misspelt key, which it refuses; a Loki label.
+	"admin_pth": true, "app": true,
 }
 
 // namedAsCode returns the names d writes as code that could be config
@@ -394,8 +421,8 @@ var notKeys = map[string]bool{
 func (d *doc) namedAsCode() []line {
 	var out []line
 	snake := regexp.MustCompile("`([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`")
-	jsonKey := regexp.MustCompile(`"([a-z][a-z0-9_]*)"\s*:`)
-	storeKey := regexp.MustCompile(`--key=([a-z][a-z0-9_]*)\b`)
+	jsonKey := regexp.MustCompile(`[{,]\s*"([a-z][a-z0-9_]*)"\s*:`)
+	storeKey := regexp.MustCompile(`config-store-entry .*--key=([a-z][a-z0-9_]*)`)
 	for _, l := range d.prose {
 		for _, m := range snake.FindAllStringSubmatch(l.text, -1) {
 			out = append(out, line{l.n, m[1]})
@@ -458,4 +485,46 @@ func sorted(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestTheChecksCanFail feeds each check a document with one fault of its
+// kind, and one without.
+func TestTheChecksCanFail(t *testing.T) {
+	keys := map[string]bool{"rooms": true, "max_active_users": true, "room": true}
+	words := map[string]bool{"now_serving": true}
+	targets := map[string]bool{"serve": true}
+	readme := parseDoc("README.md", "# Title\n\n## A section\n")
+	cases := []struct {
+		name, text string
+		faults     int
+	}{
+		{"good", "# T\n\nSee [it](../README.md#a-section), [here](#t) and `max_active_users`; `now_serving`.\n\n```sh\nmake serve\n```\n", 0},
+		{"a missing file", "See [it](no-such-file.md).\n", 1},
+		{"a missing anchor", "# T\n\nSee [it](#no-such-heading).\n", 1},
+		{"a missing anchor in another page", "See [it](../README.md#nowhere).\n", 1},
+		{"a made-up key in prose", "Set `max_active_visitors`.\n", 1},
+		{"a made-up key in JSON", "```json\n{\"max_active_users\":3,\"max_visitors\":3}\n```\n", 1},
+		{"a made-up config store key", "```sh\nfastly config-store-entry update --key=room_list --value=a\n```\n", 1},
+		{"a made-up make target", "Run `make serve-all`.\n", 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := parseDoc(filepath.Join("docs", "x.md"), c.text)
+			read := func(path string) (*doc, error) {
+				if path == d.path {
+					return d, nil
+				}
+				return readme, nil
+			}
+			faults := len(brokenLinks(d, read)) + len(unknownNames(d, keys, words))
+			for _, l := range d.makeTargets() {
+				if !targets[l.text] {
+					faults++
+				}
+			}
+			if faults != c.faults {
+				t.Errorf("%d faults found, want %d", faults, c.faults)
+			}
+		})
+	}
 }
