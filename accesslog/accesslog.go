@@ -1,6 +1,6 @@
 // Package accesslog writes the waiting room's structured log lines: one
 // JSON object per request, and one per operator action, for a Fastly log
-// endpoint and the dashboards behind it (README.md, "Logs").
+// endpoint and the dashboards behind it (docs/operations.md, "Logs").
 //
 // A line never holds a cookie, a pass, an Authorization value or a query
 // string, and holds the client's address only as a keyed hash unless the

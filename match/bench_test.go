@@ -42,7 +42,7 @@ func BenchmarkLongLists(b *testing.B) {
 	}
 }
 
-// BenchmarkTypical is a room as the README's examples write one, and a
+// BenchmarkTypical is a room as docs/rooms.md's examples write one, and a
 // request for a page in it that no rule lets through.
 func BenchmarkTypical(b *testing.B) {
 	tg := Target{Hosts: []string{"shop.example.com", "*.shop.example.com"}, Paths: []string{"/tickets/", "/checkout", "/events/*/buy"}}

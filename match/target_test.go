@@ -301,7 +301,7 @@ func TestTargetErrors(t *testing.T) {
 	}
 }
 
-// TestSpecificity pins the order of the README's "Which room applies"
+// TestSpecificity pins the order of docs/rooms.md's "Which room applies"
 // table: host first (exact, longer wildcard, wildcard, any), then the
 // literal path length, then a country target.
 func TestSpecificity(t *testing.T) {

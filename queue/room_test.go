@@ -264,7 +264,7 @@ func TestJudge(t *testing.T) {
 	}
 }
 
-// TestJudgeSpecificity is the README's "Which room applies" table: each
+// TestJudgeSpecificity is the "Which room applies" table of docs/rooms.md: each
 // request is in the most specific room that holds it, whatever the order
 // of the index, which breaks only ties.
 func TestJudgeSpecificity(t *testing.T) {

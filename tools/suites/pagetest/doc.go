@@ -7,7 +7,7 @@
 //
 // TestQueuePage puts three visitors in line behind the one who holds a
 // room's only place, opens the queue page and checks, by the page's DOM
-// contract (README.md, "The queue page"):
+// contract (docs/visitors.md, "The queue page"):
 //
 //   - the page comes after one arrival redirect, and its address is the
 //     one asked for (its script drops the arrival mark); the origin never
@@ -37,7 +37,7 @@
 // It logs the page's weight in bytes and its first paint and first
 // contentful paint (the performance API), and writes screenshots (desktop
 // 1280×800 and phone 390×844, English and German) to $SCREENSHOTS when it
-// is set (make page-screenshots: docs/queue-*.png, shown in the README).
+// is set (make page-screenshots: docs/queue-*.png, shown in docs/visitors.md and the README).
 //
 // TestCookiesBlocked opens a page of the room in Chromium with cookies
 // blocked (headless.BlockCookies): one arrival redirect, then the cookies

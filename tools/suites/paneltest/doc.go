@@ -30,7 +30,7 @@
 //
 // It writes a screenshot of the panel to bin/admin-panel.png, or where
 // PANEL_SCREENSHOT says (make panel-screenshot: docs/admin-panel.png,
-// shown in the README).
+// shown in docs/operations.md).
 //
 // Without a chromium (or chromium-browser, google-chrome) on PATH the
 // test is skipped with a line that says so, unless REQUIRE_CHROMIUM is
