@@ -8,7 +8,7 @@
 //
 // Users build this module with TinyGo (0.33 and later) as well as Go, and
 // TinyGo differs in ways no Go build shows, so the whole edge module keeps
-// to these (shared/DESIGN.md section 5 has the rest):
+// to these (docs/design.md, "The TinyGo rules", has the rest):
 //
 //   - A package-level variable holds a constant, a literal, or a sentinel
 //     from errors.New with a literal message; nothing computed by calling

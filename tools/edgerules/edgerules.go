@@ -1,6 +1,6 @@
 // Package edgerules checks the edge module's source against the rules that
 // keep it building and running correctly under TinyGo (the doc of package
-// main in the module root, and shared/DESIGN.md section 5), so that a
+// main in the module root, and docs/design.md, "The TinyGo rules"), so that a
 // broken rule fails `make test` with the file and line, whichever compiler
 // the developer happened to use.
 //
