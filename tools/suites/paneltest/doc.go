@@ -26,11 +26,15 @@
 //     capacity (shown as the live override), a reset with a wrong
 //     confirmation (a readable 400 page whose link leads back), a reset
 //     with the room's name (a new epoch), each then on top of the audit
-//     log, done by "panel".
+//     log, done by "panel";
+//   - a phone's width (390 px): the page does not scroll sideways, and no
+//     table's cell, value of "Now" or other element is cut off.
 //
-// It writes a screenshot of the panel to bin/admin-panel.png, or where
-// PANEL_SCREENSHOT says (make panel-screenshot: docs/admin-panel.png,
-// shown in the README).
+// It writes screenshots of the panel, on a desktop and on the phone, to
+// bin/admin-panel.png and bin/admin-panel-phone.png, or where
+// PANEL_SCREENSHOT says, the phone's with -phone before the .png (make
+// panel-screenshot: docs/admin-panel.png, shown in the README, and
+// docs/admin-panel-phone.png).
 //
 // Without a chromium (or chromium-browser, google-chrome) on PATH the
 // test is skipped with a line that says so, unless REQUIRE_CHROMIUM is
