@@ -69,7 +69,7 @@ type Operator interface {
 
 // Password is the secret that opens the panel: 16 characters of a
 // generated password (openssl rand -base64 24 gives 32) stand up to
-// guessing even at the rate Guesses allows.
+// guessing even at the rate control.Guesses allows.
 func Password() control.Secret {
 	return control.Secret{Name: "admin_password", Opens: "the panel", MinLength: 16, Make: "openssl rand -base64 24"}
 }
