@@ -34,4 +34,3 @@ func TestRetryMinutes(t *testing.T) {
 		}
 	}
 }
-
