@@ -5,7 +5,7 @@
 #   make fuzz    every Fuzz target of the edge module, FUZZTIME (20s) each (CI runs it after make test)
 #   make model   the model-based tests of the store script and the join limit, MODELCHECKS (2000) sequences (CI too)
 #   make serve   the waiting room locally (see README.md)
-#   make panel-screenshot  docs/admin-panel.png: the admin panel in headless Chromium (tools/suites/paneltest)
+#   make panel-screenshot  docs/admin-panel.png and docs/admin-panel-phone.png: the admin panel in headless Chromium (tools/suites/paneltest)
 #   make page-screenshots  docs/queue-*.png: the queue page in headless Chromium (tools/suites/pagetest)
 #   make bin/wrconfig  the config checker: bin/wrconfig check devconfig.json; bin/wrconfig explain HOST PATH [flags]
 #   make conformance  the Fastly Go SDK's own test suites against the local host; rewrites tools/fastlyhost/README.md's table
@@ -192,8 +192,14 @@ bench-pops-large:
 bench-host: build
 	cd tools && WASM=$(CURDIR)/bin/main.wasm go test -run '^$$' -bench . -benchtime 1000x ./suites/e2e
 
+<<<<<<< HEAD
 # The admin panel's screenshot in docs/operations.md: tools/suites/paneltest in headless
 # Chromium against the Go build, writing docs/admin-panel.png.
+=======
+# The admin panel's screenshots: tools/suites/paneltest in headless Chromium
+# against the Go build, writing docs/admin-panel.png and, at a phone's width,
+# docs/admin-panel-phone.png.
+>>>>>>> admin
 panel-screenshot: bin/main.go.wasm
 	cd tools && WASM=$(CURDIR)/bin/main.go.wasm PANEL_SCREENSHOT=$(CURDIR)/docs/admin-panel.png REQUIRE_CHROMIUM=1 \
 		go test -count=1 -run TestPanelInChromium ./suites/paneltest

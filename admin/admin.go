@@ -42,12 +42,12 @@ type Panel struct {
 	// Actor is who the panel acts as in the audit log: "panel" and the
 	// requesting client's keyed hash.
 	Actor store.Actor
-	// Password is the admin password; one that PasswordProblem refuses
+	// Password is the admin password; one that Password().Problem refuses
 	// (an empty one included) disables the panel.
 	Password []byte
 	// Guesses limits wrong passwords from the requesting client; nil
 	// limits nothing.
-	Guesses Guesses
+	Guesses control.Guesses
 	// CSRFKey signs the forms' CSRF tokens.
 	CSRFKey []byte
 	Now     time.Time
@@ -67,38 +67,18 @@ type Operator interface {
 	Reset(ctx context.Context, room, confirm string, who store.Actor) (store.Line, error)
 }
 
-// Guesses limits the wrong passwords one client may try, so the password
-// cannot be guessed at speed.
-type Guesses interface {
-	// Refused reports whether the client has tried too many wrong
-	// passwords and must wait, and for how long at most.
-	Refused() (retry time.Duration, refused bool)
-	// Wrong counts a wrong password from the client.
-	Wrong()
-}
-
-// MinPasswordLength is the shortest admin password the panel accepts: 16
-// characters of a generated password (openssl rand -base64 24 gives 32)
-// stand up to guessing even at the rate Guesses allows.
-const MinPasswordLength = 16
-
-// PasswordProblem says why password cannot open the panel, naming the
-// secret and the rule, or is "" when it can.
-func PasswordProblem(password []byte) string {
-	switch {
-	case len(password) == 0:
-		return "set admin_password in the secret store"
-	case len(password) < MinPasswordLength:
-		return fmt.Sprintf("admin_password is shorter than %d characters; set a longer one (openssl rand -base64 24 makes one)", MinPasswordLength)
-	}
-	return ""
+// Password is the secret that opens the panel: 16 characters of a
+// generated password (openssl rand -base64 24 gives 32) stand up to
+// guessing even at the rate control.Guesses allows.
+func Password() control.Secret {
+	return control.Secret{Name: "admin_password", Opens: "the panel", MinLength: 16, Make: "openssl rand -base64 24"}
 }
 
 // ServeHTTP answers one request to the panel.
 func (p *Panel) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Frame-Options", "DENY")
-	if problem := PasswordProblem(p.Password); problem != "" {
+	if problem := Password().Problem(p.Password); problem != "" {
 		p.Logf("admin: refused %q %q: admin disabled: %s", r.Method, r.URL.Path, problem)
 		text(w, fsthttp.StatusServiceUnavailable, "admin disabled: "+problem)
 		return
@@ -108,7 +88,7 @@ func (p *Panel) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fsth
 	if retry, refused := p.refused(); refused {
 		p.Logf("admin: refused %q %q: too many wrong passwords from this client", r.Method, r.URL.Path)
 		w.Header().Set("Retry-After", strconv.Itoa(int(retry/time.Second)))
-		text(w, fsthttp.StatusTooManyRequests, fmt.Sprintf("admin: too many wrong passwords from your address; try again in %d minutes", int((retry+time.Minute-1)/time.Minute)))
+		text(w, fsthttp.StatusTooManyRequests, fmt.Sprintf("admin: too many wrong passwords from your address; try again in %d minutes", control.RetryMinutes(retry)))
 		return
 	}
 	if !p.authorized(r) {

@@ -15,6 +15,9 @@ import (
 // most: with many rooms, the calls left to read them may fill fewer.
 const auditPageSize = 20
 
+// auditColumns are the audit log's columns.
+var auditColumns = []string{"Time (UTC)", "Room", "Action", "By", "Before", "After (changes in bold)"}
+
 // auditSection is a page of the audit log of every room, newest first,
 // read with what is left of the request's store calls, with links to
 // the newest entries and to older ones. A cursor the panel did not give
@@ -43,8 +46,9 @@ func (p *Panel) auditSection(ctx context.Context, b *strings.Builder, v view) *c
 	case len(page.Entries) == 0:
 		b.WriteString("<p>No entries on this page.</p>")
 	default:
-		b.WriteString(`<table><caption class="vh">Audit log, ` + which + `</caption><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Room</th>` +
-			`<th scope="col">Action</th><th scope="col">By</th><th scope="col">Before</th><th scope="col">After (changes in bold)</th></tr></thead><tbody>`)
+		b.WriteString(`<table class="cards"><caption class="vh">Audit log, ` + which + `</caption>`)
+		tableHead(b, auditColumns)
+		b.WriteString("<tbody>")
 		for _, e := range page.Entries {
 			action := e.Action
 			if e.N != 0 {

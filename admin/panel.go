@@ -23,20 +23,51 @@ import (
 const refreshSeconds = 30
 
 // style is the panel's only styling: readable contrast (4.5:1 and more),
-// a focus ring that shows on every control, and a grid of charts.
+// a focus ring that shows on every control, and a grid of charts. On a
+// phone (under 40rem) the page keeps to the screen's width: the wide
+// tables (class "cards") stand as one card per row, each cell labelled
+// with its column's name by cardLabels, and the numbers of "Now" stand
+// each under its name.
 const style = `body{font-family:system-ui,sans-serif;margin:1.5rem;color:#1d2330;background:#fff;line-height:1.45;max-width:80rem}
 a{color:#1747a6}h2{margin-top:2.5rem;border-top:2px solid #1d2330;padding-top:.5rem}
 table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #8a93a1;padding:.3rem .6rem;text-align:right}
 th:first-child,td:first-child{text-align:left}caption{text-align:left;font-weight:600;padding:.3rem 0}
 form{display:inline-block;margin:.3rem .6rem .3rem 0;vertical-align:bottom}fieldset{border:1px solid #8a93a1;border-radius:4px}
 label{font-weight:600;margin-right:.3rem}.field{display:inline-block;margin:.2rem .8rem .2rem 0}.field label{display:block}
-input,select,button{font:inherit;padding:.3rem .5rem;border:1px solid #5b6472;border-radius:4px;background:#fff;color:#1d2330}
+input,select,button{font:inherit;padding:.3rem .5rem;border:1px solid #5b6472;border-radius:4px;background:#fff;color:#1d2330;max-width:100%}
 button{background:#1747a6;border-color:#1747a6;color:#fff;cursor:pointer}button.danger{background:#a4161a;border-color:#a4161a}
 :focus-visible{outline:3px solid #0b0c0c;outline-offset:3px}summary{cursor:pointer;color:#1747a6}
-dl{display:grid;grid-template-columns:max-content auto;gap:.15rem 1rem}dt{font-weight:600}dd{margin:0}
+dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.15rem 1rem}dt{font-weight:600}dd{margin:0}p,dd,td{overflow-wrap:break-word}
 .hint{color:#4a5361}.error{color:#a4161a;font-weight:600}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(30rem,1fr));gap:1.5rem 2rem}figure{margin:0}figcaption{font-weight:600}figure svg{max-width:44rem}
-.vh{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}`
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(30rem,100%),1fr));gap:1.5rem 2rem}figure{margin:0}figcaption{font-weight:600}figure svg{max-width:44rem}
+.vh{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+@media (max-width:40rem){body{margin:.75rem}td,th{padding:.25rem .4rem}fieldset{min-width:0}
+dl{grid-template-columns:minmax(0,1fr);gap:0}dd{margin-bottom:.4rem}
+.cards,.cards caption,.cards tbody,.cards tr{display:block}.cards thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
+.cards tr{border:1px solid #8a93a1;border-radius:4px;margin:.6rem 0}
+.cards tbody th,.cards td,.cards td:first-child{border:0;display:block;text-align:right}
+.cards tbody tr>:first-child{font-weight:600;background:#eef1f5}.cards tbody tr>::before{font-weight:600;float:left;margin-right:1rem}.cards td[colspan]::before{content:none}}`
+
+// cardLabels labels the cells of the table sel with columns on a phone,
+// where its head is out of sight (see style).
+func cardLabels(sel string, columns []string) string {
+	var b strings.Builder
+	b.WriteString("@media (max-width:40rem){")
+	for i, c := range columns {
+		fmt.Fprintf(&b, "%s tbody tr>:nth-child(%d)::before{content:%q}", sel, i+1, c)
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// tableHead is a table's head row of columns.
+func tableHead(b *strings.Builder, columns []string) {
+	b.WriteString("<thead><tr>")
+	for _, c := range columns {
+		b.WriteString(`<th scope="col">` + html.EscapeString(c) + "</th>")
+	}
+	b.WriteString("</tr></thead>")
+}
 
 // page is a whole HTML page around body; refresh > 0 reloads it.
 func page(title string, refresh int, body string) string {
@@ -45,7 +76,7 @@ func page(title string, refresh int, body string) string {
 		meta = `<meta http-equiv="refresh" content="` + strconv.Itoa(refresh) + `">`
 	}
 	return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` + meta +
-		"<title>" + html.EscapeString(title) + "</title><style>" + style + "</style></head><body>" + body + "</body></html>\n"
+		"<title>" + html.EscapeString(title) + "</title><style>" + style + cardLabels("#rooms", roomColumns) + cardLabels("#audit table", auditColumns) + cardLabels(".limits", limitColumns) + "</style></head><body>" + body + "</body></html>\n"
 }
 
 func writePage(w fsthttp.ResponseWriter, code int, s string) {
@@ -228,8 +259,9 @@ func (p *Panel) summary(b *strings.Builder, v view, first int, readings []readin
 	if len(p.Rooms) > roomsPerPage {
 		caption = fmt.Sprintf("Rooms %d to %d of %d, now", first+1, first+len(readings), len(p.Rooms))
 	}
-	b.WriteString(`<table id="rooms"><caption>` + caption + `</caption><thead><tr><th scope="col">Room</th><th scope="col">Mode</th><th scope="col">Waiting</th><th scope="col">Now serving</th>` +
-		`<th scope="col">Issued</th><th scope="col">Active</th><th scope="col">Called</th><th scope="col">Capacity</th><th scope="col">Rate / min</th><th scope="col">State</th></tr></thead><tbody>`)
+	b.WriteString(`<table id="rooms" class="cards"><caption>` + caption + `</caption>`)
+	tableHead(b, roomColumns)
+	b.WriteString("<tbody>")
 	for i, rd := range readings {
 		name := html.EscapeString(p.Rooms[first+i].Name)
 		if rd.err != nil {
@@ -255,6 +287,9 @@ func (p *Panel) summary(b *strings.Builder, v view, first int, readings []readin
 	}
 	b.WriteString(`</p></nav>`)
 }
+
+// roomColumns are the summary table's columns.
+var roomColumns = []string{"Room", "Mode", "Waiting", "Now serving", "Issued", "Active", "Called", "Capacity", "Rate / min", "State"}
 
 // forms is what every form on the page carries: the CSRF token (escaped)
 // and the view's query, so that the answer comes back to the same view.
@@ -370,10 +405,14 @@ func stateNumbers(b *strings.Builder, st control.Stats) {
 	b.WriteString("</dl>")
 }
 
+// limitColumns are the limits table's columns.
+var limitColumns = []string{"Setting", "Configured", "Live override", "In force"}
+
 // limitsTable shows each live value beside its configured one.
 func limitsTable(b *strings.Builder, st control.Stats) {
-	b.WriteString(`<table><caption>Limits: configured and live</caption><thead><tr><th scope="col">Setting</th><th scope="col">Configured</th>` +
-		`<th scope="col">Live override</th><th scope="col">In force</th></tr></thead><tbody>`)
+	b.WriteString(`<table class="cards limits"><caption>Limits: configured and live</caption>`)
+	tableHead(b, limitColumns)
+	b.WriteString("<tbody>")
 	row := func(setting string, cfg, live, eff string) {
 		b.WriteString(`<tr><th scope="row">` + setting + "</th><td>" + html.EscapeString(cfg) + "</td><td>" + html.EscapeString(live) +
 			"</td><td>" + html.EscapeString(eff) + "</td></tr>")

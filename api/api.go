@@ -29,7 +29,7 @@ type Handler struct {
 	// Path is where the API lives (api_path), e.g. /_wr/api.
 	Path string
 	// Token is the API's bearer token (the secret api_token); one that
-	// TokenProblem refuses, an empty one included, disables the API.
+	// Token().Problem refuses, an empty one included, disables the API.
 	Token []byte
 	// Disabled, when set, says why the API is off whatever Token holds:
 	// the edge knows of problems with the secret that its value does not
@@ -37,7 +37,7 @@ type Handler struct {
 	Disabled string
 	// Guesses limits wrong tokens from the requesting client; nil limits
 	// nothing.
-	Guesses Guesses
+	Guesses control.Guesses
 	// Operator carries out the actions and readings; nil when the store
 	// cannot be used, and then Unavailable says why.
 	Operator    *control.Operator
@@ -49,30 +49,11 @@ type Handler struct {
 	Logf func(format string, args ...any)
 }
 
-// Guesses limits the wrong tokens one client may try.
-type Guesses interface {
-	// Refused reports whether the client must wait before trying again,
-	// and for how long at most.
-	Refused() (retry time.Duration, refused bool)
-	// Wrong counts a wrong token from the client.
-	Wrong()
-}
-
-// MinTokenLength is the shortest api_token the API accepts: a script
-// holds it, nobody types it, so it can be long enough that no rate of
-// guessing matters (openssl rand -base64 32 gives 44 characters).
-const MinTokenLength = 32
-
-// TokenProblem says why token cannot open the API, naming the secret and
-// the rule, or is "" when it can.
-func TokenProblem(token []byte) string {
-	switch {
-	case len(token) == 0:
-		return "set api_token in the secret store to enable the API"
-	case len(token) < MinTokenLength:
-		return fmt.Sprintf("api_token is shorter than %d characters; set a longer one (openssl rand -base64 32 makes one)", MinTokenLength)
-	}
-	return ""
+// Token is the secret that opens the API: a script holds it, nobody
+// types it, so it can be long enough that no rate of guessing matters
+// (openssl rand -base64 32 gives 44 characters).
+func Token() control.Secret {
+	return control.Secret{Name: "api_token", Opens: "the API", MinLength: 32, Make: "openssl rand -base64 32"}
 }
 
 // maxAuthorization bounds the Authorization header read: a token is far
@@ -89,7 +70,7 @@ func (h *Handler) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 	}
 	problem := h.Disabled
 	if problem == "" {
-		problem = TokenProblem(h.Token)
+		problem = Token().Problem(h.Token)
 	}
 	if problem != "" {
 		h.refuse(w, r, &Error{Status: fsthttp.StatusServiceUnavailable, Code: "api_disabled", Message: "the API is disabled: " + problem})
@@ -101,7 +82,7 @@ func (h *Handler) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fs
 		if retry, refused := h.Guesses.Refused(); refused {
 			w.Header().Set("Retry-After", strconv.Itoa(int(retry/time.Second)))
 			h.refuse(w, r, &Error{Status: fsthttp.StatusTooManyRequests, Code: "too_many_attempts",
-				Message: fmt.Sprintf("too many wrong tokens from your address; try again in %d minutes", int((retry+time.Minute-1)/time.Minute))})
+				Message: fmt.Sprintf("too many wrong tokens from your address; try again in %d minutes", control.RetryMinutes(retry))})
 			return
 		}
 	}

@@ -21,6 +21,10 @@
 // calls whatever the number of rooms or audit entries: the lists the
 // panel and the API show come a page at a time, and the audit log of
 // every room is merged page by page with a cursor (audit.go).
+//
+// The two surfaces are opened alike too: each by a Secret long enough to
+// resist guessing, with wrong guesses limited per client by Guesses
+// (secret.go).
 package control
 
 import (

@@ -47,7 +47,7 @@ func (s *Service) admin(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 	case !errors.Is(err, ErrNotFound):
 		s.Logf("admin: secret %s: %v", SecretAdminPassword, err)
 	}
-	if admin.PasswordProblem(p.Password) == "" {
+	if admin.Password().Problem(p.Password) == "" {
 		op, keys, err := s.operator(settings)
 		if err == nil {
 			p.Op, p.CSRFKey = op, keys.Key()
@@ -67,7 +67,7 @@ func (s *Service) admin(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 	p.ServeHTTP(ctx, w, r)
 }
 
-// guesses is admin.Guesses over Limits for one client. A Limits that fails
+// guesses is control.Guesses over Limits for one client. A Limits that fails
 // limits nothing (and says so in the log): an operator must not be locked
 // out of the panel by the platform's counters.
 type guesses struct {

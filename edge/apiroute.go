@@ -33,7 +33,7 @@ func (s *Service) adminAPI(ctx context.Context, w fsthttp.ResponseWriter, r *fst
 		s.Logf("api: secret %s: %v", SecretAPIToken, err)
 		h.Disabled = "secret " + SecretAPIToken + " cannot be read; see the log"
 	}
-	if h.Disabled == "" && api.TokenProblem(h.Token) == "" {
+	if h.Disabled == "" && api.Token().Problem(h.Token) == "" {
 		if op, keys, err := s.operator(settings); err == nil {
 			h.Operator, h.Client = op, ClientHash(keys, r)
 		} else {

@@ -28,7 +28,9 @@ function later(seconds) {
 }
 // stamp shows when the place was last read, in the visitor's own time
 // zone, named (the edge can only write UTC); with no time given, it shows
-// the time the edge wrote, in the same form.
+// the time the edge wrote, in the same form. The hours run 00 to 23 in
+// every language, as the edge writes them: English would otherwise say
+// AM and PM.
 function stamp(now) {
 	var e = el("wr-updated");
 	if (!e) return;
@@ -36,7 +38,7 @@ function stamp(now) {
 	if (isNaN(now)) return;
 	e.setAttribute("datetime", now.toISOString());
 	try {
-		e.textContent = now.toLocaleTimeString(lang, { hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" });
+		e.textContent = now.toLocaleTimeString(lang, { hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23", timeZoneName: "short" });
 	} catch (x) { e.textContent = now.toISOString().slice(11, 19) + " UTC"; }
 }
 function announce(j, d) {

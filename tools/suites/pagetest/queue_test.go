@@ -2,6 +2,7 @@ package pagetest
 
 import (
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,6 +51,13 @@ func read(tab *headless.Tab) shown {
 			NoscriptRefresh: meta && meta.closest("noscript") ? meta.content : (nsMeta ? nsMeta[1] : "")};
 	})()`)
 }
+
+// clock24 is a time of day on 24 hours, as the edge writes it (a time
+// zone's name follows); twelveHours is the AM or PM of a 12-hour clock.
+var (
+	clock24     = regexp.MustCompile(`^([01]\d|2[0-3]):[0-5]\d:[0-5]\d\b`)
+	twelveHours = regexp.MustCompile(`(?i)\b[ap]\.?m\b`)
+)
 
 // lineUp sends n visitors to the shop's line, outside the browser.
 func lineUp(t *testing.T, st *stack, n int) {
@@ -179,6 +187,11 @@ func TestQueuePage(t *testing.T) {
 		after := read(en)
 		if after.Ahead != "2" || after.Updated == "" || after.Datetime == before.Datetime {
 			t.Errorf("after one admission: %+v (before: %+v); want 2 ahead and the time of the update", after, before)
+		}
+		// The script writes the time as the edge does, hours 00 to 23
+		// (English's own would be "05:29:45 AM UTC").
+		if !clock24.MatchString(after.Updated) || twelveHours.MatchString(after.Updated) {
+			t.Errorf("the script shows the update at %q, want 24-hour time (hh:mm:ss, no AM or PM)", after.Updated)
 		}
 		headless.Until(en, "the change announced", `document.getElementById("wr-status").textContent.includes("3")`, within)
 		if n := len(answers(en, "Document")); n != documents {

@@ -26,10 +26,14 @@
 //     capacity (shown as the live override), a reset with a wrong
 //     confirmation (a readable 400 page whose link leads back), a reset
 //     with the room's name (a new epoch), each then on top of the audit
-//     log, done by "panel".
+//     log, done by "panel";
+//   - a phone's width (390 px): the page does not scroll sideways, and no
+//     table's cell, value of "Now" or other element is cut off.
 //
-// It writes a screenshot of the panel to bin/admin-panel.png, or where
-// PANEL_SCREENSHOT says (make panel-screenshot: docs/admin-panel.png,
+// It writes screenshots of the panel, on a desktop and on the phone, to
+// bin/admin-panel.png and bin/admin-panel-phone.png, or where
+// PANEL_SCREENSHOT says, the phone's with -phone before the .png (make
+// panel-screenshot: docs/admin-panel.png and docs/admin-panel-phone.png,
 // shown in docs/operations.md).
 //
 // Without a chromium (or chromium-browser, google-chrome) on PATH the

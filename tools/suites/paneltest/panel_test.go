@@ -98,6 +98,56 @@ func (b *browser) audit() [][]string {
 	return eval[[][]string](b, "reading the audit log", `[...document.querySelectorAll("#audit tbody tr")].map(tr => [...tr.cells].map(c => c.textContent))`)
 }
 
+// cutOff lists what the viewport or its own box cuts off: a table's cell
+// or a value of "Now" wider than its box (its text overflows), and any
+// element shown past the viewport's right or left edge. Hidden elements
+// (charts' closed data tables) and what is clipped to be read by screen
+// readers only (.vh, the tables' heads on a phone) are passed over.
+const cutOff = `(() => {
+	const width = document.scrollingElement.clientWidth, out = [];
+	const name = el => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + " " + JSON.stringify(el.textContent.trim().slice(0, 40));
+	const clipped = el => {
+		for (let e = el; e; e = e.parentElement) {
+			if (getComputedStyle(e).clip !== "auto") return true;
+		}
+		return false;
+	};
+	for (const el of document.body.querySelectorAll("*")) {
+		if (el.getClientRects().length === 0 || clipped(el)) continue;
+		const r = el.getBoundingClientRect();
+		if (r.right > width + 0.5 || r.left < -0.5) {
+			out.push(name(el) + ": from " + Math.round(r.left) + " to " + Math.round(r.right) + " px, past the viewport's " + width);
+		} else if (el.matches("td, th, dd") && el.scrollWidth > el.clientWidth + 1) {
+			out.push(name(el) + ": " + el.scrollWidth + " px of text in a " + el.clientWidth + " px box");
+		}
+	}
+	return out;
+})()`
+
+// screenshot writes the viewport to bin/admin-panel<suffix>.png, or
+// beside where PANEL_SCREENSHOT says: its name with suffix before the
+// .png (the phone's, "-phone", beside the desktop's).
+func (b *browser) screenshot(t *testing.T, suffix string) {
+	ctx, cancel := context.WithTimeout(b.Ctx, 60*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("..", "..", "..", "bin", "admin-panel.png")
+	if p := os.Getenv("PANEL_SCREENSHOT"); p != "" {
+		path = p
+	}
+	path = strings.TrimSuffix(path, ".png") + suffix + ".png"
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the panel's screenshot: %s", path)
+}
+
 // TestPanelInChromium: see the package's doc.
 func TestPanelInChromium(t *testing.T) {
 	headless.Chromium(t, "the admin panel's browser check") // skip before starting anything
@@ -210,23 +260,25 @@ func TestPanelInChromium(t *testing.T) {
 	t.Run("screenshot", func(t *testing.T) {
 		b.T = t
 		b.Do("sizing the window", chromedp.EmulateViewport(1280, 2300))
-		ctx, cancel := context.WithTimeout(b.Ctx, 60*time.Second)
-		defer cancel()
-		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatal(err)
+		b.screenshot(t, "")
+	})
+
+	// A phone (390 px, as a mobile browser lays it out): the page must not
+	// scroll sideways, nor cut off a table's cell or a value of "Now".
+	t.Run("phone", func(t *testing.T) {
+		b.T = t
+		b.Do("a phone's viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+		defer b.Do("the desktop's viewport again", chromedp.EmulateViewport(1280, 2300))
+		b.open("?refresh=off")
+		if w := eval[[]int](b, "the page's width", `[document.scrollingElement.scrollWidth, document.scrollingElement.clientWidth]`); w[0] > w[1] {
+			t.Errorf("the panel is %d px wide in a %d px viewport: it scrolls sideways", w[0], w[1])
 		}
-		path := os.Getenv("PANEL_SCREENSHOT")
-		if path == "" {
-			path = filepath.Join("..", "..", "..", "bin", "admin-panel.png")
+		if cut := eval[[]string](b, "what is cut off", cutOff); len(cut) > 0 {
+			t.Errorf("%d elements cut off at 390 px, among them:\n%s", len(cut), strings.Join(cut[:min(len(cut), 20)], "\n"))
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("the panel's screenshot: %s", path)
+		// Tall enough for the rooms and the first room's numbers.
+		b.Do("a taller phone", chromedp.EmulateViewport(390, 1800, chromedp.EmulateMobile))
+		b.screenshot(t, "-phone")
 	})
 
 	t.Run("audit pages", func(t *testing.T) {
