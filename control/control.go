@@ -195,9 +195,7 @@ func (o *Operator) act(ctx context.Context, room string, a store.Action) (store.
 		return store.Line{}, err
 	}
 	if o.Logged != nil {
-		o.Logged(store.AuditEntry{Time: o.Now, Room: r.Name, Via: a.Actor.Via, Client: a.Actor.Client,
-			Action: a.Op, N: a.N, After: store.AuditState{Epoch: line.Epoch, Issued: line.Issued, Admitted: line.Admitted,
-				Paused: line.Paused, QueueAll: line.QueueAll, Overrides: line.Overrides}})
+		o.Logged(a.Entry(r.Name, o.Now, line))
 	}
 	return line, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/store"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
 
@@ -60,12 +61,14 @@ func (s *Service) obey(ctx context.Context, gate *queue.Gate, room *queue.Room, 
 		cookie = expired(room)
 	}
 	if cmds.Admit > 0 {
-		line, err := gate.Store.Admit(ctx, room.Name, room.Policy(s.Now), cmds.Admit, s.Now)
+		// An operator action like the panel's: in the audit log, and in
+		// the log endpoint's action lines.
+		e, err := gate.Admit(ctx, room, cmds.Admit, store.Actor{Via: "origin"}, s.Now)
 		if err != nil {
 			s.Logf("room %s: origin admit=%d failed: %v", room.Name, cmds.Admit, err)
 		} else {
-			s.Logf("room %s: origin admit=%d: now serving %d of %d", room.Name, cmds.Admit, line.Admitted, line.Issued)
-			s.changed(room.Name)
+			s.Logf("room %s: origin admit=%d: now serving %d of %d", room.Name, cmds.Admit, e.After.Admitted, e.After.Issued)
+			s.acted(e)
 		}
 	}
 	return cookie

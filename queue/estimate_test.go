@@ -78,7 +78,7 @@ func TestWaitEstimate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := PlaceOf(tc.room, store.Place{Ticket: tc.ticket, Line: tc.line}, tc.at)
+			p := placeOf(tc.room.At(tc.at), store.Place{Ticket: tc.ticket, Line: tc.line}, tc.at)
 			known := tc.unknown == 0
 			if p.WaitKnown != known || p.Unknown != tc.unknown || p.Wait != tc.wait || p.WaitMin != tc.wait {
 				t.Errorf("wait %v..%v known %v (unknown %d), want %v known %v (unknown %d)", p.WaitMin, p.Wait, p.WaitKnown, p.Unknown, tc.wait, known, tc.unknown)
@@ -101,7 +101,7 @@ func TestWaitEstimateAfterABurst(t *testing.T) {
 	for at := time.Duration(0); at <= 4*time.Minute; at += 10 * time.Second {
 		left := max(int64(at-time.Minute)/int64(12*time.Second), 0)
 		l := store.Line{Epoch: epoch.UnixMilli(), RecentSince: epoch, Issued: 200, Admitted: 10 + left, Active: 10, Recent: 10 + left}
-		p := PlaceOf(room, store.Place{Ticket: 150, Line: l}, epoch.Add(at))
+		p := placeOf(room.At(epoch.Add(at)), store.Place{Ticket: 150, Line: l}, epoch.Add(at))
 		switch {
 		case left < 10 && (p.WaitKnown || p.Unknown != UnknownFull):
 			t.Fatalf("at %v, %d left: wait %v known %v, want not known (the room is full)", at, left, p.Wait, p.WaitKnown)

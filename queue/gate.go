@@ -191,7 +191,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 	return g.arrive(room, v, refused)
 }
 
-// poll answers a waiting ticket: from the POP's snapshot when FromSnapshot
+// poll answers a waiting ticket: from the POP's snapshot when fromSnapshot
 // may (no store call, no new pass), else from the store. A snapshot miss
 // is filled by this request's own poll, whose answer holds the line as
 // well as Stats would: a miss costs the poll that was due anyway. A
@@ -206,7 +206,7 @@ func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 		polled = &pl
 		return pl, err
 	}
-	if g.Snapshots != nil && MaySnapshot(room, pass.Number, pass.Seen, v.Now) {
+	if g.Snapshots != nil && maySnapshot(room, pass.Number, pass.Seen, v.Now) {
 		snap, serr := g.Snapshots.Get(room, v.Now, func() (Snapshot, error) {
 			pl, err := ask()
 			return Snapshot{Line: pl.Line, At: v.Now}, err
@@ -221,7 +221,7 @@ func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 				g.Logf("room %s: snapshot not used: %v", room.Name, serr)
 			}
 		default:
-			if place, ok := FromSnapshot(room, pass.Number, pass.Epoch, pass.Seen, snap, v.Now); ok {
+			if place, ok := fromSnapshot(room, pass.Number, pass.Epoch, pass.Seen, snap, v.Now); ok {
 				place.StartAhead = max(pass.StartAhead, place.Ahead)
 				joined := joinedAt(pass.Joined, v.Now)
 				return Decision{Action: Wait, Why: "waiting, from the snapshot", Place: place, Waited: v.Now.Sub(joined), Err: refused}
@@ -434,13 +434,6 @@ func (g *Gate) withPass(d Decision, p Pass, ttl time.Duration) Decision {
 	return d
 }
 
-// PlaceOf is the place the queue page shows for the store's answer pl at
-// now, in room as it stands then (Room.At), as Gate.Decide computes it: the
-// simulator (tools/sim) polls at its PollEvery, as the edge's visitors do.
-func PlaceOf(room *Room, pl store.Place, now time.Time) Place {
-	return placeOf(room.At(now), pl, now)
-}
-
 // placeOf is the visitor's place and its wait (estimateWait). In a random
 // room the ticket may be called anywhere in its group, so figures are
 // ranges. The two lanes share the admissions (laneCalls).
@@ -464,6 +457,21 @@ func placeOf(room *Room, pl store.Place, now time.Time) Place {
 	}
 	estimateWait(room, &p, l, first, last, now)
 	return p
+}
+
+// Admit calls in n more waiting visitors of room at once, beyond the rate
+// and the capacity, for who: the origin's admit=N command (Via "origin"),
+// or the simulator's operator. Like every operator action it is one store
+// call that applies it and appends it to the room's audit log
+// (store.Operate), so the log holds the origin's admissions beside the
+// panel's and the API's. It returns the entry, for the caller's own log.
+func (g *Gate) Admit(ctx context.Context, room *Room, n int64, who store.Actor, now time.Time) (store.AuditEntry, error) {
+	a := store.Action{Op: store.OpAdmit, N: n, Actor: who}
+	line, err := g.Store.Operate(ctx, room.Name, room.Policy(now), a, now)
+	if err != nil {
+		return store.AuditEntry{}, err
+	}
+	return a.Entry(room.Name, now, line), nil
 }
 
 // End ends the visitor's session (a departure beacon, or the origin's

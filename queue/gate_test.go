@@ -229,3 +229,47 @@ func TestStartAheadIsCarriedInThePass(t *testing.T) {
 		pass = d.Pass
 	}
 }
+
+// operateStore answers Operate with line or err and keeps the action it
+// was given; any other store call is a mistake of the gate's (the nil
+// Store fails it).
+type operateStore struct {
+	store.Store
+	line store.Line
+	err  error
+	got  []store.Action
+}
+
+func (s *operateStore) Operate(_ context.Context, _ string, _ store.Policy, a store.Action, _ time.Time) (store.Line, error) {
+	s.got = append(s.got, a)
+	return s.line, s.err
+}
+
+// TestAdmitIsAnAuditedAction: Gate.Admit is one operator action in the
+// store (Operate, which writes the audit log), whose entry names who
+// admitted how many and the line after; a store that refuses it is heard.
+func TestAdmitIsAnAuditedAction(t *testing.T) {
+	room := &Room{Name: "shop"}
+	origin := store.Actor{Via: "origin"}
+	tests := []struct {
+		name string
+		st   *operateStore
+		want store.AuditEntry
+		err  error
+	}{
+		{"admitted", &operateStore{line: store.Line{Epoch: 2, Issued: 40, Admitted: 13}},
+			store.AuditEntry{Time: now, Room: "shop", Via: "origin", Action: store.OpAdmit, N: 3,
+				After: store.AuditState{Epoch: 2, Issued: 40, Admitted: 13}}, nil},
+		{"the store is down", &operateStore{err: store.ErrUnavailable}, store.AuditEntry{}, store.ErrUnavailable},
+	}
+	for _, tc := range tests {
+		g := &Gate{Store: tc.st}
+		e, err := g.Admit(context.Background(), room, 3, origin, now)
+		if !errors.Is(err, tc.err) || e != tc.want {
+			t.Errorf("%s: %+v, %v; want %+v, %v", tc.name, e, err, tc.want, tc.err)
+		}
+		if len(tc.st.got) != 1 || tc.st.got[0] != (store.Action{Op: store.OpAdmit, N: 3, Actor: origin}) {
+			t.Errorf("%s: the store was asked %+v, want one admit of 3 by the origin", tc.name, tc.st.got)
+		}
+	}
+}

@@ -62,7 +62,7 @@ func (r *Room) SnapshotTTL() time.Duration {
 	return time.Duration(r.SnapshotTTLMS) * time.Millisecond
 }
 
-// FromSnapshot answers a waiting visitor who holds ticket (of line epoch,
+// fromSnapshot answers a waiting visitor who holds ticket (of line epoch,
 // last seen by the store at seen) from snap at now, without the store. It
 // reports false when the store must be asked: a priority, random or drawn
 // place, a room closed or in an event, a line that was reset, a ticket the
@@ -74,11 +74,11 @@ func (r *Room) SnapshotTTL() time.Duration {
 // at the observed pace (an operator's "admit N" can still call them; they
 // then learn it at their next poll, as they would without a snapshot, one
 // TTL later at most).
-func FromSnapshot(room *Room, ticket, epoch int64, seen time.Time, snap Snapshot, now time.Time) (Place, bool) {
+func fromSnapshot(room *Room, ticket, epoch int64, seen time.Time, snap Snapshot, now time.Time) (Place, bool) {
 	l, ttl := snap.Line, room.SnapshotTTL()
 	age := now.Sub(snap.At)
 	switch {
-	case !MaySnapshot(room, ticket, seen, now):
+	case !maySnapshot(room, ticket, seen, now):
 		return Place{}, false
 	case l.Epoch != epoch || l.Mode(room.Mode) != Fifo || l.Event.Phase != store.NotEntered:
 		return Place{}, false
@@ -93,11 +93,11 @@ func FromSnapshot(room *Room, ticket, epoch int64, seen time.Time, snap Snapshot
 	return placeOf(room, pl, now), true
 }
 
-// MaySnapshot reports what FromSnapshot can tell before any snapshot is
+// maySnapshot reports what fromSnapshot can tell before any snapshot is
 // read: whether the room uses snapshots, the ticket is a regular FIFO one
 // outside an event, and the store saw it lately (seenLately). A request it
 // refuses asks the store without reading the POP's cache.
-func MaySnapshot(room *Room, ticket int64, seen, now time.Time) bool {
+func maySnapshot(room *Room, ticket int64, seen, now time.Time) bool {
 	return room.SnapshotTTL() > 0 && ticket > 0 && room.Mode == Fifo && room.Event() == nil && seenLately(room, seen, now)
 }
 
@@ -125,7 +125,7 @@ const snapshotVersion = "wr-snapshot-2"
 // ErrBadSnapshot: a cached snapshot could not be read.
 var ErrBadSnapshot = errors.New("snapshot not understood")
 
-// MarshalText encodes the snapshot for the POP's cache: what FromSnapshot
+// MarshalText encodes the snapshot for the POP's cache: what fromSnapshot
 // and the queue page read of it, as space-separated fields.
 func (s Snapshot) MarshalText() ([]byte, error) {
 	l := s.Line

@@ -74,7 +74,7 @@ func TestFromSnapshot(t *testing.T) {
 		if tc.snap != nil {
 			s = tc.snap(snap)
 		}
-		p, ok := FromSnapshot(tc.room, tc.ticket, tc.epoch, tc.seen, s, now)
+		p, ok := fromSnapshot(tc.room, tc.ticket, tc.epoch, tc.seen, s, now)
 		if ok != tc.ok {
 			t.Errorf("%s: ok %v, want %v", tc.name, ok, tc.ok)
 			continue

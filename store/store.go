@@ -437,6 +437,15 @@ type Action struct {
 	Actor Actor
 }
 
+// Entry is a as the audit log of room keeps it, taken at now and leaving
+// the line after: what a caller of Operate logs of the action (the state
+// before is the store's own to record).
+func (a Action) Entry(room string, now time.Time, after Line) AuditEntry {
+	return AuditEntry{Time: now, Room: room, Via: a.Actor.Via, Client: a.Actor.Client, Action: a.Op, N: a.N,
+		After: AuditState{Epoch: after.Epoch, Issued: after.Issued, Admitted: after.Admitted,
+			Paused: after.Paused, QueueAll: after.QueueAll, Overrides: after.Overrides}}
+}
+
 // AuditCap is how many audit entries a room keeps: the newest.
 const AuditCap = 1000
 

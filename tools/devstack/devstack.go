@@ -122,9 +122,10 @@ const (
 
 // ForTest is the stack a test of the service starts: the repository's
 // fastly.toml and service wasm (see ServiceWasm) from the test's package
-// three levels below the root (tools/suites/...), every server on a free loopback port, the
-// compiled module cached across test runs, and the log and the log
-// endpoints' entries written to logs. The test adds its own Adjust.
+// three levels below the root (tools/suites/…), every server on a free
+// loopback port, the compiled module cached across test runs, and the log
+// and the log endpoints' entries written to logs. The test adds its own
+// Adjust.
 func ForTest(logs io.Writer, timeout time.Duration) Options {
 	root := filepath.Join("..", "..", "..")
 	return Options{

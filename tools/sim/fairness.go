@@ -297,7 +297,11 @@ func RunFairness(ctx context.Context, cfg Config, s FairnessScenario, addr strin
 	if err != nil {
 		return Fairness{}, fmt.Errorf("fairness %q: %w", s.Name, err)
 	}
-	rec := NewRecorder(NewOurs(addr, room), cfg.Batch)
+	ours, err := NewOurs(addr, room)
+	if err != nil {
+		return Fairness{}, err
+	}
+	rec := NewRecorder(ours, cfg.Batch)
 	rep, err := Run(ctx, cfg, rec, resp.NewPool(addr, 2))
 	if err != nil {
 		return Fairness{}, fmt.Errorf("fairness %q: %w", s.Name, err)

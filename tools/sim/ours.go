@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,23 +14,52 @@ import (
 	"github.com/edgequeue/waitingroom/tools/resp"
 )
 
-// Ours is the waiting room's own design: the production store client and
-// its script, with the room's poll intervals and heartbeat as the edge uses
-// them. A join, a poll and a heartbeat renewal are one call each; an
-// admitted visitor's other requests make none.
+// Ours is the waiting room's own design, run as the edge runs it: each
+// request goes through a queue.Gate (Decide for a join or a poll, Keep for
+// an admitted visitor's request or heartbeat, End for a beacon, Admit for
+// the operator's "admit N") over the production store client and its
+// script, with the visitor's signed pass as their cookie and the simulated
+// clock as the gate's time. A join, a poll and a heartbeat renewal are one
+// store call each; an admitted visitor's other requests make none.
 //
 // Spread over POPs (NewOursPOPs), each POP keeps its own snapshot of the
-// line, as the edge keeps one in each POP's cache, and a poll goes through
-// it as queue.Gate's does (see Poll); concurrent polls in a POP wait for
+// line, as the edge keeps one in each POP's cache, and the POP's gate
+// answers far-from-front polls from it; concurrent polls in a POP wait for
 // the one that fills it.
 type Ours struct {
 	Store *store.Upstash
 	Room  *queue.Room
 	// Redis is the Redis behind Store, read for the per-minute counts.
 	Redis *resp.Pool
+	// keys sign and verify the visitors' passes.
+	keys *queue.KeySet
+	// farRoom is Room with a snapshot TTL, the default where Room has
+	// none, for the far-from-the-front measure (see far).
+	farRoom *queue.Room
 	// pops are the POPs' snapshots; none is today's edge, whose every
 	// poll asks the store.
 	pops []*pop
+}
+
+// simKeys is the key set the simulated edge signs passes with.
+const simKeys = "sim:c2ltdWxhdGVkLWVkZ2Utc2lnbmluZy1rZXktMzItYnl0ZXM="
+
+// newOurs is Ours for room over st, with pops POPs.
+func newOurs(st *store.Upstash, redis *resp.Pool, room *queue.Room, pops int) (*Ours, error) {
+	keys, err := queue.ParseKeySet(simKeys)
+	if err != nil {
+		return nil, err
+	}
+	o := &Ours{Store: st, Room: room, Redis: redis, keys: keys, farRoom: room}
+	if room.SnapshotTTL() <= 0 {
+		r := *room
+		r.SnapshotTTLMS = queue.DefaultSnapshotTTL
+		o.farRoom = &r
+	}
+	for range pops {
+		o.pops = append(o.pops, &pop{})
+	}
+	return o, nil
 }
 
 // pop is one POP's cache of the room's snapshot.
@@ -37,25 +67,6 @@ type pop struct {
 	mu     sync.Mutex
 	snap   queue.Snapshot
 	filled bool
-}
-
-// get is the POP's snapshot at now, filled by fill when the POP has none
-// younger than ttl. The lock held over the fill collapses the POP's
-// concurrent misses into one, as the cache's GetOrSet does; a failed fill
-// leaves the POP without a snapshot.
-func (p *pop) get(now time.Time, ttl time.Duration, fill func() (queue.Snapshot, error)) (snap queue.Snapshot, filled bool, err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.filled && now.Sub(p.snap.At) < ttl {
-		return p.snap, false, nil
-	}
-	s, err := fill()
-	if err != nil {
-		p.filled = false
-		return s, true, err
-	}
-	p.snap, p.filled = s, true
-	return s, true, nil
 }
 
 // Name implements Policy.
@@ -69,69 +80,69 @@ func (o *Ours) Name() string {
 	return fmt.Sprintf("edge waiting room, snapshot, %d POPs", len(o.pops))
 }
 
-// Join implements Policy. The visitor's own id is their arrival id; the
-// store names the session when they are admitted.
+// gate is the gate of v's request, in v's POP, and what the request asks
+// the store through it.
+func (o *Ours) gate(v *Visitor) (*queue.Gate, *calls) {
+	c := &calls{st: o.Store}
+	g := &queue.Gate{Store: c, Keys: o.keys}
+	if len(o.pops) > 0 {
+		g.Snapshots = popSnapshots{o.pops[v.ID%len(o.pops)], c}
+	}
+	return g, c
+}
+
+// Join implements Policy: the visitor's first request gets an arrival
+// pass (no store call), with which the browser comes back at once and
+// joins.
 func (o *Ours) Join(ctx context.Context, v *Visitor, now time.Time) (Answer, error) {
-	pl, err := o.Store.Join(ctx, o.Room.Name, o.Room.Policy(now), v.Session, now)
-	return o.answer(v, pl, now), err
+	g, _ := o.gate(v)
+	d := g.Decide(ctx, o.Room, queue.Visitor{Now: now})
+	if d.Action != queue.Arrive {
+		return Answer{}, fmt.Errorf("a first request was answered %s (%s), want an arrival pass: %v", d.Action, d.Why, d.Err)
+	}
+	v.Pass = d.Pass
+	return o.decide(ctx, v, now)
 }
 
-// Poll implements Policy as queue.Gate's poll does: a visitor spread over
-// POPs whom the store saw lately is answered from their POP's snapshot
-// when it is fresh and queue.FromSnapshot may; a stale snapshot is filled
-// by the visitor's own poll, whose answer holds the line, so a fill costs
-// no call of its own; any other poll asks the store, as today.
+// Poll implements Policy: the visitor's ticket pass, through their POP's
+// gate.
 func (o *Ours) Poll(ctx context.Context, v *Visitor, now time.Time) (Answer, error) {
-	room := o.Room.At(now)
-	var polled *store.Place
-	ask := func() (store.Place, error) {
-		pl, err := o.Store.Poll(ctx, room.Name, room.Policy(now), store.Ticket{Number: v.Ticket, Epoch: v.Epoch}, now)
-		polled = &pl
-		return pl, err
-	}
-	var err error
-	filled := false
-	if len(o.pops) > 0 && queue.MaySnapshot(room, v.Ticket, v.Seen, now) {
-		var snap queue.Snapshot
-		snap, filled, err = o.pops[v.ID%len(o.pops)].get(now, room.SnapshotTTL(), func() (queue.Snapshot, error) {
-			pl, err := ask()
-			return queue.Snapshot{Line: pl.Line, At: now}, err
-		})
-		if place, ok := queue.FromSnapshot(room, v.Ticket, v.Epoch, v.Seen, snap, now); polled == nil && ok {
-			return Answer{Snapshot: true, Far: true, Next: place.PollEvery, Held: -1, Shown: shownOf(place)}, nil
-		}
-	}
-	if polled == nil {
-		_, err = ask()
-	}
-	if err == nil && polled.Outcome == store.Lost {
-		// As at the edge: a newcomer again, through a join (the
-		// visitor's arrival id, whose place is gone, takes a new one).
-		a, err := o.Join(ctx, v, now)
-		a.Lost, a.Calls = true, 2
-		return a, err
-	}
-	a := o.answer(v, *polled, now)
-	if filled {
-		a.Fills = 1
-	}
-	return a, err
+	return o.decide(ctx, v, now)
 }
 
-func (o *Ours) answer(v *Visitor, pl store.Place, now time.Time) Answer {
-	v.Ticket, v.Epoch = pl.Ticket, pl.Line.Epoch
-	// The pass the gate signs after a store call carries when the store saw
-	// the ticket, in the whole seconds of its claims.
-	v.Seen = time.Unix(now.Unix(), 0)
-	a := Answer{Admitted: pl.Outcome == store.Admitted, Held: pl.Line.Active + pl.Line.Called, Calls: 1}
-	if a.Admitted {
-		v.Session, v.Renewed = pl.Session, now
-	} else {
-		place := queue.PlaceOf(o.Room, pl, now)
-		a.Next, a.Shown = place.PollEvery, shownOf(place)
-		a.Far = o.far(pl, now)
+// decide is the gate's answer to v's pass at now. A place lost sends the
+// visitor back with an arrival pass, which their browser follows at once:
+// a newcomer again, through a join.
+func (o *Ours) decide(ctx context.Context, v *Visitor, now time.Time) (Answer, error) {
+	g, c := o.gate(v)
+	d := g.Decide(ctx, o.Room, queue.Visitor{Passes: []string{v.Pass}, Now: now})
+	if c.err != nil {
+		return Answer{}, c.err
 	}
-	return a
+	if d.Pass != "" {
+		v.Pass = d.Pass
+	}
+	a := Answer{Held: -1, Calls: c.calls, Fills: c.fills}
+	if c.asked {
+		v.Ticket = c.place.Ticket
+		a.Held = c.place.Line.Active + c.place.Line.Called
+	}
+	switch d.Action {
+	case queue.Admit:
+		a.Admitted = true
+	case queue.Wait:
+		a.Next, a.Shown = d.Place.PollEvery, shownOf(d.Place)
+		// No store call: the POP's snapshot answered.
+		a.Snapshot = !c.asked
+		a.Far = a.Snapshot || o.far(ctx, v, c.place.Line, now)
+	case queue.Arrive:
+		joined, err := o.decide(ctx, v, now)
+		joined.Lost, joined.Calls, joined.Fills = true, joined.Calls+a.Calls, joined.Fills+a.Fills
+		return joined, err
+	default:
+		return a, fmt.Errorf("the gate answered %s (%s): %v", d.Action, d.Why, d.Err)
+	}
+	return a, nil
 }
 
 // shownOf is the estimate the queue page shows for place.
@@ -143,52 +154,61 @@ func shownOf(place queue.Place) Shown {
 	return Shown{Known: true, Least: least, Most: most}
 }
 
-// far says whether the store's answer pl leaves its visitor far from the
-// front by the snapshot's own measure: queue.FromSnapshot would answer
-// them from a snapshot of that very line (at the room's snapshot TTL, or
-// the default one where the room has none), with or without POPs, so that
-// today's edge and the snapshot's are split alike.
-func (o *Ours) far(pl store.Place, now time.Time) bool {
-	room := o.Room.At(now)
-	if room.SnapshotTTL() <= 0 {
-		r := *room
-		r.SnapshotTTLMS = queue.DefaultSnapshotTTL
-		room = &r
-	}
-	_, ok := queue.FromSnapshot(room, pl.Ticket, pl.Line.Epoch, now, queue.Snapshot{Line: pl.Line, At: now}, now)
-	return ok
+// far says whether the store's answer leaves v far from the front by the
+// snapshot's own measure: the gate would answer the pass it just gave v
+// from a snapshot of that very line, taken now, without asking the store
+// (at the room's snapshot TTL, or the default one where the room has
+// none), with or without POPs, so that today's edge and the snapshot's are
+// split alike.
+func (o *Ours) far(ctx context.Context, v *Visitor, line store.Line, now time.Time) bool {
+	c := &calls{refuse: true}
+	g := &queue.Gate{Store: c, Keys: o.keys, Snapshots: fixedSnapshot{Line: line, At: now}}
+	d := g.Decide(ctx, o.farRoom, queue.Visitor{Passes: []string{v.Pass}, Now: now})
+	return d.Action == queue.Wait && c.calls == 0
 }
 
 // Visit implements Policy: the pass in the cookie admits the visitor, and
-// once a heartbeat the session is renewed in the store.
+// once a heartbeat the gate renews the session in the store.
 func (o *Ours) Visit(ctx context.Context, v *Visitor, now time.Time) (int, error) {
-	if now.Sub(v.Renewed) < o.Room.Heartbeat() {
-		return 0, nil
+	g, c := o.gate(v)
+	d := g.Keep(ctx, o.Room, queue.Visitor{Passes: []string{v.Pass}, Now: now})
+	if c.err != nil {
+		return c.calls, c.err
 	}
-	ok, _, err := o.Store.Renew(ctx, o.Room.Name, o.Room.Policy(now), o.session(v), now)
-	if err == nil && !ok {
-		err = errSessionLapsed(now.Sub(v.Renewed))
+	if d.Action != queue.Admit {
+		return c.calls, fmt.Errorf("%w: %s: %v", errSessionLapsed, d.Why, d.Err)
 	}
-	v.Renewed = now
-	return 1, err
+	if d.Pass != "" {
+		v.Pass = d.Pass
+	}
+	return c.calls, nil
 }
 
 // Leave implements Policy.
 func (o *Ours) Leave(ctx context.Context, v *Visitor, now time.Time) (int, error) {
-	_, err := o.Store.End(ctx, o.Room.Name, o.Room.Policy(now), o.session(v), now)
-	return 1, err
+	g, c := o.gate(v)
+	ended, err := g.End(ctx, o.Room, queue.Visitor{Passes: []string{v.Pass}, Now: now})
+	if err == nil && !ended {
+		err = fmt.Errorf("%w: the beacon found no session pass", errSessionLapsed)
+	}
+	return c.calls, err
 }
 
-// session is v's session as the pass in their cookie names it: issued at
-// the last renewal, admitting without the store for a heartbeat.
-func (o *Ours) session(v *Visitor) store.SessionRef {
-	return store.SessionRef{ID: v.Session, Epoch: v.Epoch, UsableUntil: v.Renewed.Add(o.Room.Heartbeat())}
-}
-
-// Admit implements Admitter: the operator's "admit N", one store call.
+// Admit implements Admitter: the operator's "admit N", one store call,
+// through the gate as the origin's admit=N goes. As at the edge, the POPs'
+// snapshots are dropped, so far-from-front visitors learn of it at their
+// next poll.
 func (o *Ours) Admit(ctx context.Context, n int64, now time.Time) error {
-	_, err := o.Store.Admit(ctx, o.Room.Name, o.Room.Policy(now), n, now)
-	return err
+	g := &queue.Gate{Store: o.Store, Keys: o.keys}
+	if _, err := g.Admit(ctx, o.Room, n, store.Actor{Via: "api"}, now); err != nil {
+		return err
+	}
+	for _, p := range o.pops {
+		p.mu.Lock()
+		p.filled = false
+		p.mu.Unlock()
+	}
+	return nil
 }
 
 // Held implements Policy: live sessions and called visitors.
@@ -240,10 +260,6 @@ func calledTickets(redis *resp.Pool, key string) ([]int64, error) {
 	return tickets, nil
 }
 
-// errSessionLapsed says an admitted visitor's session was gone from the
-// store although they kept making requests: the room broke its promise.
-type errSessionLapsed time.Duration
-
-func (e errSessionLapsed) Error() string {
-	return fmt.Sprintf("an active session lapsed (renewed %v before)", time.Duration(e))
-}
+// errSessionLapsed says an admitted visitor's session was gone although
+// they kept making requests: the room broke its promise.
+var errSessionLapsed = errors.New("an active session lapsed")

@@ -67,13 +67,11 @@ type Visitor struct {
 	ID int
 	// Session is the visitor's session identifier.
 	Session string
-	// Ticket and Epoch are the place the policy gave the visitor.
-	Ticket, Epoch int64
-	// Renewed is when the policy last renewed the visitor's session.
-	Renewed time.Time
-	// Seen is when the store last saw the visitor's ticket, as their ticket
-	// pass carries it (queue.Pass.Seen, in whole seconds).
-	Seen time.Time
+	// Ticket is the place the policy gave the visitor.
+	Ticket int64
+	// Pass is the room's cookie as the waiting room's gate last set it
+	// (Ours).
+	Pass string
 
 	arrived, admitted, leaves time.Time
 	pollsLeft                 int       // polls before a NoShowWait visitor gives up; -1 never

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/tools/redistest"
 	"github.com/edgequeue/waitingroom/tools/resp"
 )
@@ -25,7 +26,18 @@ func runOurs(t testing.TB, cfg Config, settings string) Report {
 		t.Fatal(err)
 	}
 	addr := redistest.Start(t)
-	return runPolicy(t, cfg, NewOurs(addr, room), addr)
+	return runPolicy(t, cfg, ours(t, addr, room, 0), addr)
+}
+
+// ours is the waiting room's own policy over pops POPs (none: today's
+// edge).
+func ours(t testing.TB, addr string, room *queue.Room, pops int) *Ours {
+	t.Helper()
+	o, err := NewOursPOPs(addr, room, pops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }
 
 func runPolicy(t testing.TB, cfg Config, p Policy, addr string) Report {
@@ -167,7 +179,7 @@ func TestHeartbeat(t *testing.T) {
 			t.Fatalf("%s: pings every %v", s.Name, cfg.Heartbeat)
 		}
 		addr := redistest.Start(t)
-		rep := runPolicy(t, cfg, NewOurs(addr, room), addr)
+		rep := runPolicy(t, cfg, ours(t, addr, room, 0), addr)
 		t.Logf("%s: utilisation %.3f, held by the gone %.3f, keep-alive calls per visitor-minute %.2f, pings %d",
 			s.Name, rep.Utilisation, rep.IdleHeld, rep.KeepCallsPerMinute(), rep.Requests["heartbeat"])
 		if rep.Overshoot != 0 {
@@ -201,7 +213,7 @@ func TestSnapshotPOPs(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := redistest.Start(t)
-	today := runPolicy(t, cfg, NewOurs(addr, room), addr)
+	today := runPolicy(t, cfg, ours(t, addr, room, 0), addr)
 	if got := today.FarCallsPerMinute(); got < 5.9 || got > 6.1 {
 		t.Errorf("today: %.2f store calls per visitor-minute far from the front, want 6 (a poll every %v)", got, Refresh)
 	}
@@ -211,7 +223,7 @@ func TestSnapshotPOPs(t *testing.T) {
 	for _, pops := range []int{1, 10, 50} {
 		t.Run(fmt.Sprintf("%d POPs", pops), func(t *testing.T) {
 			addr := redistest.Start(t)
-			rep := runPolicy(t, cfg, NewOursPOPs(addr, room, pops), addr)
+			rep := runPolicy(t, cfg, ours(t, addr, room, pops), addr)
 			if rep.Overshoot != 0 || rep.MaxHeld > capacity {
 				t.Errorf("capacity %d: max live %d, max held %d", capacity, rep.MaxLive, rep.MaxHeld)
 			}

@@ -52,18 +52,14 @@ func Room(settings string) (*queue.Room, error) {
 // NewOurs is the waiting room's own policy for room on the Redis at addr,
 // through the production store client and the Upstash REST stand-in (in
 // process, without a socket), as today's edge runs it: without snapshots.
-func NewOurs(addr string, room *queue.Room) *Ours {
+func NewOurs(addr string, room *queue.Room) (*Ours, error) {
 	return NewOursPOPs(addr, room, 0)
 }
 
 // NewOursPOPs is NewOurs with the visitors spread over pops POPs (visitor
 // i in POP i mod pops), each with its own snapshot of the line.
-func NewOursPOPs(addr string, room *queue.Room, pops int) *Ours {
-	o := &Ours{Room: room, Redis: resp.NewPool(addr, 2), Store: newStore(addr)}
-	for range pops {
-		o.pops = append(o.pops, &pop{})
-	}
-	return o
+func NewOursPOPs(addr string, room *queue.Room, pops int) (*Ours, error) {
+	return newOurs(newStore(addr), resp.NewPool(addr, 2), room, pops)
 }
 
 // newStore is the production store client for the Redis at addr.

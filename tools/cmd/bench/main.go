@@ -298,7 +298,11 @@ func popRun(ctx context.Context, cfg sim.Config, base []sim.Report) (benchreport
 		if err != nil {
 			return p, err
 		}
-		ours := sim.NewOursPOPs(srv.Addr, room, n)
+		ours, err := sim.NewOursPOPs(srv.Addr, room, n)
+		if err != nil {
+			srv.Close()
+			return p, err
+		}
 		log.Printf("simulate: %s, %d visitors", ours.Name(), cfg.Visitors)
 		rep, err := sim.Run(ctx, cfg, ours, resp.NewPool(srv.Addr, 2))
 		srv.Close()
@@ -343,7 +347,12 @@ func heartbeats(ctx context.Context, res *benchreport.Results) error {
 		if err != nil {
 			return err
 		}
-		rep, err := sim.Run(ctx, cfg, sim.NewOurs(srv.Addr, room), resp.NewPool(srv.Addr, 2))
+		ours, err := sim.NewOurs(srv.Addr, room)
+		if err != nil {
+			srv.Close()
+			return err
+		}
+		rep, err := sim.Run(ctx, cfg, ours, resp.NewPool(srv.Addr, 2))
 		srv.Close()
 		if err != nil {
 			return fmt.Errorf("heartbeat %q: %w", s.Name, err)
@@ -458,7 +467,11 @@ func flood(ctx context.Context, cfg sim.Config, room *queue.Room) (sim.Report, e
 		return sim.Report{}, err
 	}
 	defer srv.Close()
-	return sim.Run(ctx, cfg, sim.NewOurs(srv.Addr, room), resp.NewPool(srv.Addr, 2))
+	ours, err := sim.NewOurs(srv.Addr, room)
+	if err != nil {
+		return sim.Report{}, err
+	}
+	return sim.Run(ctx, cfg, ours, resp.NewPool(srv.Addr, 2))
 }
 
 // hotPaths reads a file of benchmark output.
@@ -487,7 +500,11 @@ func simulate(ctx context.Context, cfg sim.Config) ([]sim.Report, error) {
 		return nil, err
 	}
 	twoCounter, gate := sim.Models(addrs[1], addrs[2], cfg)
-	policies := []sim.Policy{sim.NewOurs(addrs[0], room), twoCounter, gate}
+	ours, err := sim.NewOurs(addrs[0], room)
+	if err != nil {
+		return nil, err
+	}
+	policies := []sim.Policy{ours, twoCounter, gate}
 	var reports []sim.Report
 	for i, p := range policies {
 		log.Printf("simulate: %s, %d visitors", p.Name(), cfg.Visitors)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgequeue/waitingroom/store"
 	"github.com/edgequeue/waitingroom/tools/upstashdev"
 )
 
@@ -222,6 +224,14 @@ func TestOriginCommands(t *testing.T) {
 	}
 	if !b.in("/") || !c.in("/") || d.in("/") {
 		t.Fatal("admit=2 should let exactly the next two in")
+	}
+	// As an operator's admit would be, it is in the room's audit log.
+	logs, err := e.stack.Store().Audit(context.Background(), []store.AuditRead{{Room: "shop", Limit: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) != 1 || len(logs[0]) != 1 || logs[0][0].Via != "origin" || logs[0][0].Action != store.OpAdmit || logs[0][0].N != 2 {
+		t.Fatalf("audit log %+v, want the origin's admit of 2", logs)
 	}
 	// The origin ends a's session: a's cookie is cleared and a queues again.
 	r = a.get("/command?c=revoke")

@@ -82,7 +82,7 @@ func TestTwoPOPs(t *testing.T) {
 	t.Logf("while admitting: %d store calls for %d polls", calls, polls)
 	// The store calls 10 tickets a round, in ticket order. A visitor
 	// answered from a snapshot may learn of their call a poll or two late
-	// (FromSnapshot), but no visitor is admitted before their turn.
+	// (the gate's fromSnapshot), but no visitor is admitted before their turn.
 	first := slices.Min(tickets)
 	late := 0
 	for i, tk := range tickets {

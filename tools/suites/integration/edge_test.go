@@ -71,7 +71,8 @@ func newEnv(t *testing.T) *env {
 }
 
 // originHandler is the protected site: it says what it saw, streams large
-// answers, and hashes what it was sent.
+// answers, hashes what it was sent, and sends the edge the commands asked
+// of it (/command?c=…).
 func originHandler(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == "/download":
@@ -84,6 +85,10 @@ func originHandler(w http.ResponseWriter, r *http.Request) {
 		h := sha256.New()
 		n, _ := io.Copy(h, r.Body)
 		fmt.Fprintf(w, "%d %x", n, h.Sum(nil))
+	case r.URL.Path == "/command":
+		// The origin's commands to the edge, as its answer's header.
+		w.Header().Set(queue.CommandHeader, r.URL.Query().Get("c"))
+		io.WriteString(w, "commanded")
 	case r.URL.Path == "/teapot":
 		w.Header().Add("Set-Cookie", "a=1; Path=/")
 		w.Header().Add("Set-Cookie", "b=2; Path=/")

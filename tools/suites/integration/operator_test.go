@@ -6,8 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgequeue/waitingroom/edge"
+	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/store"
 	"github.com/edgequeue/waitingroom/tools/devstack"
+	"github.com/edgequeue/waitingroom/tools/native"
+	"github.com/edgequeue/waitingroom/tools/redistest"
 )
 
 // The operator's actions on the real script: overrides, reset, the live
@@ -256,5 +260,46 @@ func TestHistoryCountsEachMinute(t *testing.T) {
 	do(t, st, &fields, "HLEN", st.Keys("r")[8])
 	if fields > store.HistoryMinutes {
 		t.Fatalf("history of %d fields", fields)
+	}
+}
+
+// TestOriginAdmitIsAudited: an origin's admit=N is an operator action like
+// the panel's: the admission and its entry in the room's audit log, in one
+// store call, with the origin as the actor.
+func TestOriginAdmitIsAudited(t *testing.T) {
+	e := newEnv(t)
+	w := e.get(shop + "/")
+	session := pass(t, w)
+	if session == "" {
+		t.Fatalf("the first visitor was not let in: %d %s", w.Code, w.Body)
+	}
+	for i := 0; i < 3; i++ {
+		if w := e.get(shop + "/"); !strings.Contains(w.Body.String(), "You are in line") {
+			t.Fatalf("visitor %d was not queued: %d %s", i+2, w.Code, w.Body)
+		}
+	}
+	e.storeCalls()
+	w = e.get(shop+"/command?c=admit=2", withCookie(cookieShop+"="+session))
+	if w.Body.String() != "commanded" || w.HeaderMap.Get(queue.CommandHeader) != "" {
+		t.Fatalf("the command's answer: %d %v %s", w.Code, w.HeaderMap, w.Body)
+	}
+	if n := e.storeCalls(); n != 1 {
+		t.Errorf("the origin's admit took %d store calls, want 1", n)
+	}
+	st := &store.Upstash{URL: e.config[edge.KeyUpstashURL], Token: redistest.Token, Transport: native.Upstash{}, Timeout: 10 * time.Second}
+	logs, err := st.Audit(ctx, []store.AuditRead{{Room: "shop", Limit: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) != 1 || len(logs[0]) != 1 {
+		t.Fatalf("audit log %+v, want the one admission", logs)
+	}
+	got := logs[0][0]
+	if got.Via != "origin" || got.Action != store.OpAdmit || got.N != 2 || got.Room != "shop" ||
+		got.After.Admitted != got.Before.Admitted+2 || got.After.Issued != 4 || !got.Time.Equal(e.now) {
+		t.Errorf("audit entry %+v, want the origin's admit of 2 at %v, calling tickets to 3 of 4", got, e.now)
+	}
+	if !strings.Contains(strings.Join(e.logs, "\n"), "origin admit=2: now serving 3 of 4") {
+		t.Errorf("no log line of the admission in %q", e.logs)
 	}
 }

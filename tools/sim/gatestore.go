@@ -1,0 +1,140 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/store"
+)
+
+// calls is the store as one request's gate sees it: the real store (st),
+// counted. The simulator learns from it what the request cost and, of the
+// store's last answer to a join or a poll, the ticket and the line, which
+// the gate's decision does not carry. A refusing one asks nothing and
+// answers store.ErrUnavailable.
+type calls struct {
+	st     store.Store
+	refuse bool
+	// calls counts the store calls, fills those that filled the POP's
+	// snapshot; err is the first call's error.
+	calls, fills int
+	err          error
+	// place is the store's last answer to a join or a poll; asked says
+	// there was one.
+	place store.Place
+	asked bool
+}
+
+// errRefused is a refusing calls' answer.
+var errRefused = errors.Join(store.ErrUnavailable, errors.New("the far-from-front measure asks no store"))
+
+// ask counts a call; it reports false for a refusing one.
+func (c *calls) ask() bool {
+	c.calls++
+	return !c.refuse
+}
+
+// done records a call's error.
+func (c *calls) done(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+// placed records a call's answer about a ticket.
+func (c *calls) placed(pl store.Place, err error) (store.Place, error) {
+	c.done(err)
+	c.place, c.asked = pl, true
+	return pl, err
+}
+
+func (c *calls) Join(ctx context.Context, room string, p store.Policy, arrival string, now time.Time) (store.Place, error) {
+	if !c.ask() {
+		return store.Place{}, errRefused
+	}
+	return c.placed(c.st.Join(ctx, room, p, arrival, now))
+}
+
+func (c *calls) JoinPriority(ctx context.Context, room string, p store.Policy, arrival string, inv store.Invite, now time.Time) (store.Place, error) {
+	if !c.ask() {
+		return store.Place{}, errRefused
+	}
+	return c.placed(c.st.JoinPriority(ctx, room, p, arrival, inv, now))
+}
+
+func (c *calls) Poll(ctx context.Context, room string, p store.Policy, t store.Ticket, now time.Time) (store.Place, error) {
+	if !c.ask() {
+		return store.Place{}, errRefused
+	}
+	return c.placed(c.st.Poll(ctx, room, p, t, now))
+}
+
+func (c *calls) Renew(ctx context.Context, room string, p store.Policy, s store.SessionRef, now time.Time) (bool, store.Line, error) {
+	if !c.ask() {
+		return false, store.Line{}, errRefused
+	}
+	ok, l, err := c.st.Renew(ctx, room, p, s, now)
+	c.done(err)
+	return ok, l, err
+}
+
+func (c *calls) End(ctx context.Context, room string, p store.Policy, s store.SessionRef, now time.Time) (store.Line, error) {
+	return c.line(func() (store.Line, error) { return c.st.End(ctx, room, p, s, now) })
+}
+
+func (c *calls) Admit(ctx context.Context, room string, p store.Policy, n int64, now time.Time) (store.Line, error) {
+	return c.line(func() (store.Line, error) { return c.st.Admit(ctx, room, p, n, now) })
+}
+
+func (c *calls) Control(ctx context.Context, room string, p store.Policy, ctl store.Control, now time.Time) (store.Line, error) {
+	return c.line(func() (store.Line, error) { return c.st.Control(ctx, room, p, ctl, now) })
+}
+
+func (c *calls) Operate(ctx context.Context, room string, p store.Policy, a store.Action, now time.Time) (store.Line, error) {
+	return c.line(func() (store.Line, error) { return c.st.Operate(ctx, room, p, a, now) })
+}
+
+func (c *calls) Stats(ctx context.Context, room string, p store.Policy, now time.Time) (store.Line, error) {
+	return c.line(func() (store.Line, error) { return c.st.Stats(ctx, room, p, now) })
+}
+
+// line is a counted call that answers the line.
+func (c *calls) line(call func() (store.Line, error)) (store.Line, error) {
+	if !c.ask() {
+		return store.Line{}, errRefused
+	}
+	l, err := call()
+	c.done(err)
+	return l, err
+}
+
+// popSnapshots is a POP's snapshot as one request's gate reads it
+// (queue.Snapshots): the POP's copy while it is younger than the room's
+// snapshot TTL, else filled by the request's own poll. The POP's lock,
+// held over the fill, collapses its concurrent misses into one, as the
+// edge's cache does; a failed fill leaves the POP without a snapshot.
+type popSnapshots struct {
+	p *pop
+	c *calls
+}
+
+func (s popSnapshots) Get(room *queue.Room, now time.Time, fill func() (queue.Snapshot, error)) (queue.Snapshot, error) {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	if s.p.filled && now.Sub(s.p.snap.At) < room.SnapshotTTL() {
+		return s.p.snap, nil
+	}
+	s.c.fills++
+	snap, err := fill()
+	s.p.snap, s.p.filled = snap, err == nil
+	return snap, err
+}
+
+// fixedSnapshot is always the same snapshot, never filled.
+type fixedSnapshot queue.Snapshot
+
+func (s fixedSnapshot) Get(*queue.Room, time.Time, func() (queue.Snapshot, error)) (queue.Snapshot, error) {
+	return queue.Snapshot(s), nil
+}
