@@ -33,10 +33,11 @@
 // the libraries they replace would have said, and the tests prove it
 // rather than trust it: every token Sign writes is byte for byte the one
 // jwt.NewWithClaims(jwt.SigningMethodHS256, …).SignedString wrote
-// (TestSignMatchesJWT, over odd keys, key ids and claims), the HMAC is
+// (TestSignMatchesJWT over odd keys, key ids and claims, and
+// FuzzSignMatchesJWT over any), the HMAC is
 // crypto/hmac's (TestMACMatchesCryptoHMAC), each header is encoding/json's
 // of jwt's header map (TestHeaderIsJWTs), and the claims decoder agrees
 // with encoding/json on every input, valid or not
-// (FuzzClaimsMatchEncodingJSON and its seeds). Under TinyGo, which never
-// runs Fuzz targets, the same seeds run as a plain test.
+// (FuzzClaimsMatchEncodingJSON and TestClaimsMatchEncodingJSON, which
+// runs its seeds under TinyGo too: TinyGo never runs Fuzz targets).
 package passjwt

@@ -214,3 +214,39 @@ func TestHeaderIsJWTs(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSignMatchesJWT: whatever the key, key id and claims, Sign writes
+// byte for byte the token jwt writes, and SignedBy finds its key. Times
+// range over some 270 years either side of 1970 (passes carry the edge's
+// clock), nanoseconds included.
+func FuzzSignMatchesJWT(f *testing.F) {
+	for kid, secret := range oddKeys() {
+		for _, c := range oddClaims() {
+			f.Add(kid, secret, c.Kind, c.Audience, c.Session, c.Bind, c.Number, c.Epoch, c.IssuedAt.Unix(), c.Expires.Unix(), uint32(c.IssuedAt.Nanosecond()))
+		}
+	}
+	f.Fuzz(func(t *testing.T, kid string, secret []byte, kind, aud, session, bind string, number, epoch, iat, exp int64, nsec uint32) {
+		if len(secret) == 0 {
+			return // jwt refuses to sign with an empty key; ParseKeySet never makes one
+		}
+		const span = 1 << 33
+		c := Claims{Kind: kind, Audience: aud, Session: session, Bind: bind, Number: number, Epoch: epoch,
+			IssuedAt: time.Unix(iat%span, int64(nsec%1e9)), Expires: time.Unix(exp%span, 0),
+			Joined: number / 3, Seen: epoch / 5, StartAhead: number % 1000, Unrenewed: epoch % 2,
+		}
+		if number%7 == 0 {
+			c.NotBefore, c.Uses, c.To, c.ID = c.IssuedAt.Add(time.Minute), epoch, session, bind
+		}
+		k := NewKey(kid, secret)
+		got, err := k.Sign(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := jwtSign(t, kid, secret, &c); got != want {
+			t.Fatalf("kid %q, %d-byte key, claims %+v:\n got %s\nwant %s", kid, len(secret), c, got, want)
+		}
+		if found, err := SignedBy([]Key{k}, got); err != nil || found == nil {
+			t.Fatalf("SignedBy(%s): %v", got, err)
+		}
+	})
+}
