@@ -136,7 +136,7 @@ func (ks *KeySet) Sign(p Pass) (string, error) {
 	return ks.keys[0].Sign(&c)
 }
 
-// claimsOf is what a token carries for p. Short names keep the cookie small.
+// claimsOf is what a token carries for p.
 func claimsOf(p *Pass) passjwt.Claims {
 	c := passjwt.Claims{
 		Kind: string(p.Kind), Number: p.Number, Epoch: p.Epoch, Session: p.SessionID, Arrival: p.ArrivalID, Bind: p.Bind,
