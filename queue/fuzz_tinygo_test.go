@@ -12,9 +12,6 @@ func TestFuzzSeeds(t *testing.T) {
 	for _, s := range roomSeeds {
 		checkParseRoom(t, s.name, []byte(s.data))
 	}
-	for _, s := range keySetSeeds {
-		checkParseKeySet(t, s)
-	}
 	for _, s := range commandSeeds {
 		checkParseCommands(t, s.a, s.b)
 	}

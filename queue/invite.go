@@ -1,7 +1,7 @@
 // Invite codes: signed links into a room's priority lane.
 //
 // An invite is a token of the same HS256 shape as a pass, signed and
-// verified by the same KeySet and claim reader (pass.go), of its own kind
+// verified by the same KeySet and claim reader (package passjwt), of its own kind
 // (InviteKind) so that neither can stand for the other: Verify refuses an
 // invite as a cookie, and ParseInvite refuses a pass as a link. It is
 // not bound to a client: it is meant to be handed on, and the store counts

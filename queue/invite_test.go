@@ -60,7 +60,6 @@ func TestInviteRoundTrip(t *testing.T) {
 func TestInviteRefusals(t *testing.T) {
 	ks, _ := ParseKeySet("new:" + key2 + ",old:" + key1)
 	other, _ := ParseKeySet("zzz:" + key2)
-	k := &ks.keys[0]
 	code := mustMint(t, ks, goodInvite())
 	parts := strings.Split(code, ".")
 	ticket := mustSign(t, ks, Pass{Kind: Ticket, Room: "shop", Number: 3, IssuedAt: now, Expires: now.Add(time.Hour)})
@@ -70,7 +69,7 @@ func TestInviteRefusals(t *testing.T) {
 	// signed is still judged.
 	iat, exp := strconv.FormatInt(now.Unix(), 10), strconv.FormatInt(now.Add(time.Hour).Unix(), 10)
 	raw := func(claims string) string {
-		return signRaw(k, `{"alg":"HS256","kid":"new","typ":"JWT"}`, `{"knd":"invite",`+claims+`,"exp":`+exp+`,"iat":`+iat+`}`)
+		return signRaw(ks.Key(), `{"alg":"HS256","kid":"new","typ":"JWT"}`, `{"knd":"invite",`+claims+`,"exp":`+exp+`,"iat":`+iat+`}`)
 	}
 	with := func(change func(*Invite)) string {
 		inv := goodInvite()
