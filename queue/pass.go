@@ -118,7 +118,7 @@ type Pass struct {
 	// runs from it to zero.
 	StartAhead int64
 	// Seen is when the store last saw the ticket (tickets only): a visitor
-	// answered from the POP's snapshot (FromSnapshot) is not seen by the
+	// answered from the POP's snapshot (fromSnapshot) is not seen by the
 	// store, so the edge asks it again before the queue timeout could
 	// pass them over.
 	Seen     time.Time
