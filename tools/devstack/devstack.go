@@ -145,7 +145,7 @@ func SetRooms(m *fastlyhost.Manifest, storeTimeout time.Duration, rooms ...[2]st
 		cfg["room."+r[0]] = r[1]
 	}
 	cfg["rooms"] = strings.Join(names, ",")
-	cfg["store_timeout_ms"] = fmt.Sprint(storeTimeout.Milliseconds())
+	cfg["store_timeout"] = fmt.Sprint(storeTimeout.Seconds())
 }
 
 // SigningKeys is the key set the running service signs passes with, for a

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/settings"
 	"github.com/edgequeue/waitingroom/store"
 	"github.com/edgequeue/waitingroom/tools/resp"
 )
@@ -152,7 +153,7 @@ func (o *Ours) far(pl store.Place, now time.Time) bool {
 	room := o.Room.At(now)
 	if room.SnapshotTTL() <= 0 {
 		r := *room
-		r.SnapshotTTLMS = queue.DefaultSnapshotTTL
+		r.SnapshotTTLSeconds = settings.Get(settings.Room[:], "snapshot_ttl").Default
 		room = &r
 	}
 	_, ok := queue.FromSnapshot(room, pl.Ticket, pl.Line.Epoch, now, queue.Snapshot{Line: pl.Line, At: now}, now)
