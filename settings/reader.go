@@ -146,7 +146,7 @@ func (s Setting) Rule() string {
 	case s.Choices != "":
 		return "one of " + strings.ReplaceAll(s.Choices, "|", ", ")
 	case !s.Kind.Numeric():
-		return "a " + s.Kind.String()
+		return s.Kind.String()
 	}
 	rule := "a number"
 	if s.Whole() {

@@ -18,6 +18,8 @@
 // start-up (TinyGo evaluates package variables at compile time).
 package settings
 
+//go:generate go run ./gendoc -o ../docs/configuration.md
+
 // Kind is the type of a setting's value.
 type Kind uint8
 
@@ -52,23 +54,23 @@ func (k Kind) String() string {
 	case Text:
 		return "text"
 	case Bool:
-		return "true/false"
+		return "true or false"
 	case Int:
-		return "whole number"
+		return "a whole number"
 	case Number:
-		return "number"
+		return "a number"
 	case Duration:
 		return "seconds"
 	case Path:
-		return "path"
+		return "a path"
 	case URL:
-		return "URL"
+		return "a URL"
 	case List:
-		return "list"
+		return "a list"
 	case Object:
-		return "JSON object"
+		return "a JSON object"
 	case Time:
-		return "time (RFC 3339, UTC)"
+		return "a time (RFC 3339, UTC)"
 	}
 	return "?"
 }
@@ -209,7 +211,7 @@ var Room = [...]Setting{
 		Doc: "How often one client (an IPv4 address or IPv6 /64) may join the line in a minute."},
 	// At 1 the priority lane could take every admission while others
 	// wait, and the line would stall.
-	{Name: "priority_share", Kind: Number, Default: 0.2, Min: 0, Max: 0.9, Ranged: true, Unit: "share of admissions", Off: "no priority lane or invites",
+	{Name: "priority_share", Kind: Number, Default: 0.2, Min: 0, Max: 0.9, Ranged: true, Off: "no priority lane or invites",
 		Doc: "The largest share of admissions the priority lane (invited visitors) takes while others wait."},
 	{Name: "events", Kind: List, Doc: "Scheduled sales (the event settings below), in any order; they may not overlap."},
 	// How the pages look (queue.Look).
