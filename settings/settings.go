@@ -14,6 +14,13 @@
 // allows them (Setting.Fraction). Names that broke the rule were renamed
 // (Renames); an old name is a problem that names the new one.
 //
+// To add a setting: add its row here; read a config store key with a
+// Reader in package edge (LoadSettings, or LoadSandboxLimits for what a
+// sandbox reads once), or give a room setting its field in queue.Room (a
+// number also its entry in Room.numbers, where it gets its default and
+// range); then make docs-config. The tests of package queue fail while a
+// room's JSON fields and the table disagree.
+//
 // The tables are arrays of literals, so the package computes nothing at
 // start-up (TinyGo evaluates package variables at compile time).
 package settings

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgequeue/waitingroom/settings"
 )
 
 // result is one run of the command.
@@ -111,6 +113,18 @@ func TestCheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			checkOutput(t, runWith(tc.args, tc.stdin), tc.code, tc.want)
 		})
+	}
+}
+
+// The help names every key and room setting of package settings' table.
+func TestHelpListsTheTable(t *testing.T) {
+	r := runWith([]string{"help"}, "")
+	for _, table := range [][]settings.Setting{settings.Store[:], settings.Room[:]} {
+		for _, s := range table {
+			if !strings.Contains(r.stdout, "\n  "+s.Name+" ") {
+				t.Errorf("the help lacks %s", s.Name)
+			}
+		}
 	}
 }
 
