@@ -2,6 +2,7 @@ package edge
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -50,5 +51,17 @@ func TestLoadSandboxLimitsDefaults(t *testing.T) {
 	got, problems := LoadSandboxLimits(mapConfig{KeySandboxLifetime: "x"}, def)
 	if got != def || len(problems) != 1 || !strings.Contains(problems[0].Error(), "using 1") {
 		t.Fatalf("%+v %v, want %+v and one problem using 1", got, problems, def)
+	}
+}
+
+// Each build has its own default number of requests (the settings table's
+// TinyGoDefault for TinyGo); the lifetime is one.
+func TestDefaultSandboxLimits(t *testing.T) {
+	want := SandboxLimits{100, time.Minute}
+	if runtime.Compiler == "tinygo" {
+		want.Requests = 20
+	}
+	if got := DefaultSandboxLimits(); got != want {
+		t.Fatalf("%s build: %+v, want %+v", runtime.Compiler, got, want)
 	}
 }
