@@ -6,7 +6,6 @@ package edge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -15,18 +14,15 @@ import (
 
 	"github.com/edgequeue/waitingroom/accesslog"
 	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/settings"
 	"github.com/edgequeue/waitingroom/store"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
 
-// The config store's keys for the structured log.
+// The config store's keys for the structured log (package settings).
 const (
-	// KeyLogEndpoint names the Fastly log endpoint the lines go to; unset,
-	// there are none (the plain log lines remain).
-	KeyLogEndpoint = "log_endpoint"
-	// KeyLogClientIP, "true", logs client addresses as they are rather
-	// than as keyed hashes.
-	KeyLogClientIP = "log_client_ip"
+	KeyLogEndpoint = settings.KeyLogEndpoint
+	KeyLogClientIP = settings.KeyLogClientIP
 )
 
 // maxLogEndpoint is the longest endpoint name accepted; Fastly's are far
@@ -41,27 +37,15 @@ type LogEndpoint interface {
 // loadLogSettings reads the structured log's keys into s; a bad value is
 // a problem for the log and leaves the default (no lines; hashed
 // addresses).
-func loadLogSettings(c Config, s *Settings) {
-	if v, err := c.Get(KeyLogEndpoint); err == nil {
+func loadLogSettings(rd *settings.Reader, s *Settings) {
+	if v, ok := rd.Value(KeyLogEndpoint); ok {
 		if problem := checkLogEndpoint(v); problem != "" {
-			s.Problems = append(s.Problems, fmt.Errorf("%s: %q %s; no structured log lines are written", KeyLogEndpoint, v, problem))
+			rd.Problems = append(rd.Problems, fmt.Errorf("%s: %q %s; no structured log lines are written", KeyLogEndpoint, v, problem))
 		} else {
 			s.LogEndpoint = v
 		}
-	} else if !errors.Is(err, ErrNotFound) {
-		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyLogEndpoint, err))
 	}
-	if v, err := c.Get(KeyLogClientIP); err == nil {
-		switch v {
-		case "true":
-			s.LogClientIP = true
-		case "false":
-		default:
-			s.Problems = append(s.Problems, fmt.Errorf("%s: %q must be true or false; client addresses are logged as hashes", KeyLogClientIP, v))
-		}
-	} else if !errors.Is(err, ErrNotFound) {
-		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyLogClientIP, err))
-	}
+	s.LogClientIP = rd.Bool(KeyLogClientIP, "client addresses are logged as hashes")
 }
 
 // checkLogEndpoint says why v cannot name a log endpoint, or "". Fastly

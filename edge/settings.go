@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/edgequeue/waitingroom/heartbeat"
 	"github.com/edgequeue/waitingroom/match"
 	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/settings"
 	"github.com/edgequeue/waitingroom/urlnorm"
 )
 
@@ -35,32 +35,29 @@ type Secrets interface {
 	Get(name string) ([]byte, error)
 }
 
-// The names of the service's stores and of the keys in them.
+// The names of the service's stores and of the keys in them (the config
+// store's are package settings' table, named here for the edge's callers).
 const (
 	ConfigStore   = "waiting_room_config"
 	TemplateStore = "waiting_room_templates"
 	SecretStore   = "waiting_room_secrets"
 
-	KeyRooms          = "rooms"
-	KeyRoomPrefix     = "room."
-	KeyAdminPath      = "admin_path"
-	KeyAPIPath        = "api_path"
-	KeyUpstashURL     = "upstash_url" // optional where Upstash is a Fastly backend
-	KeyStoreTimeoutMS = "store_timeout_ms"
-	KeyHSTSMaxAge     = "hsts_max_age"
-	KeyBypass         = "bypass"
+	KeyRooms        = settings.KeyRooms
+	KeyRoomPrefix   = settings.KeyRoomPrefix
+	KeyAdminPath    = settings.KeyAdminPath
+	KeyAPIPath      = settings.KeyAPIPath
+	KeyUpstashURL   = settings.KeyUpstashURL // optional where Upstash is a Fastly backend
+	KeyStoreTimeout = settings.KeyStoreTimeout
+	KeyHSTSMaxAge   = settings.KeyHSTSMaxAge
+	KeyBypass       = settings.KeyBypass
 
 	SecretUpstashToken  = "upstash_token"
 	SecretSigningKeys   = "signing_keys"
 	SecretAdminPassword = "admin_password"
 	SecretAPIToken      = "api_token"
 
-	DefaultAdminPath    = "/_wr/admin"
-	DefaultAPIPath      = "/_wr/api"
-	DefaultStoreTimeout = 1500 * time.Millisecond
-	// MaxHSTSMaxAge is two years, the longest a browser's HSTS preload
-	// list asks for.
-	MaxHSTSMaxAge = 63072000
+	DefaultAdminPath = settings.DefaultAdminPath
+	DefaultAPIPath   = settings.DefaultAPIPath
 )
 
 // Settings is everything the config store says, read once per request (a
@@ -104,106 +101,93 @@ type Settings struct {
 	Problems []error
 }
 
-// LoadSettings reads and validates the config store. Bad global values fall
-// back to their defaults; every problem is returned for the log.
+// LoadSettings reads and validates the config store, by package settings'
+// table. Bad global values fall back to their defaults; every problem is
+// returned for the log.
 func LoadSettings(c Config) Settings {
-	s := Settings{AdminPath: DefaultAdminPath, APIPath: DefaultAPIPath, StoreTimeout: DefaultStoreTimeout}
-	v, err := c.Get(KeyAdminPath)
-	if errors.Is(err, ErrStoreNotLinked) {
+	rd := &settings.Reader{Source: c, NotFound: ErrNotFound}
+	var s Settings
+	v, ok := rd.Value(KeyAdminPath)
+	if errors.Is(rd.Failed, ErrStoreNotLinked) {
 		// Every other read would fail the same way: say it once.
+		s.AdminPath, s.APIPath = DefaultAdminPath, DefaultAPIPath
+		s.StoreTimeout = settings.Seconds(settings.Get(settings.Store[:], KeyStoreTimeout).Default)
 		s.Unlinked, s.RoomsBroken = storeNotLinked(ConfigStore, "fastly config-store list"), true
 		return s
 	}
-	s.AdminPath = s.edgePath(KeyAdminPath, DefaultAdminPath, v, err)
-	v, err = c.Get(KeyAPIPath)
-	s.APIPath = s.edgePath(KeyAPIPath, DefaultAPIPath, v, err)
+	s.AdminPath = edgePath(rd, KeyAdminPath, DefaultAdminPath, v, ok)
+	v, ok = rd.Value(KeyAPIPath)
+	s.APIPath = edgePath(rd, KeyAPIPath, DefaultAPIPath, v, ok)
 	if a, b := s.APIPath, s.AdminPath; a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/") {
-		s.Problems = append(s.Problems, fmt.Errorf("%s: %q overlaps %s %q, so one would hide the other; the API is off until one of them moves", KeyAPIPath, a, KeyAdminPath, b))
+		rd.Problems = append(rd.Problems, fmt.Errorf("%s: %q overlaps %s %q, so one would hide the other; the API is off until one of them moves", KeyAPIPath, a, KeyAdminPath, b))
 		s.APIPath = ""
 	}
 	// upstash_url is optional; a bad one is a setup error, reported where
 	// the store is needed rather than on every request.
-	if v, err := c.Get(KeyUpstashURL); err == nil {
+	if v, ok := rd.Value(KeyUpstashURL); ok {
 		s.UpstashURL, s.UpstashUnset = upstashURL(v)
-	} else if !errors.Is(err, ErrNotFound) {
-		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyUpstashURL, err))
 	}
-	if v, err := c.Get(KeyStoreTimeoutMS); err == nil {
-		ms, perr := strconv.Atoi(v)
-		if perr != nil || ms < 50 || ms > 30000 {
-			s.Problems = append(s.Problems, fmt.Errorf("%s: %q must be a whole number of milliseconds from 50 to 30000; using %d", KeyStoreTimeoutMS, v, DefaultStoreTimeout.Milliseconds()))
-		} else {
-			s.StoreTimeout = time.Duration(ms) * time.Millisecond
-		}
-	} else if !errors.Is(err, ErrNotFound) {
-		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyStoreTimeoutMS, err))
-	}
-	if v, err := c.Get(KeyHSTSMaxAge); err == nil {
-		n, perr := strconv.Atoi(v)
-		if perr != nil || n < 0 || n > MaxHSTSMaxAge {
-			s.Problems = append(s.Problems, fmt.Errorf("%s: %q must be a whole number of seconds from 0 (off) to %d; using 0", KeyHSTSMaxAge, v, MaxHSTSMaxAge))
-		} else {
-			s.HSTSMaxAge = n
-		}
-	} else if !errors.Is(err, ErrNotFound) {
-		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyHSTSMaxAge, err))
-	}
-	if v, err := c.Get(KeyBypass); err == nil {
+	s.StoreTimeout = rd.Duration(KeyStoreTimeout)
+	s.HSTSMaxAge = rd.Int(KeyHSTSMaxAge)
+	if v, ok := rd.Value(KeyBypass); ok {
 		b, err := ParseBypass(v)
 		if err != nil {
-			s.Problems = append(s.Problems, err)
+			rd.Problems = append(rd.Problems, err)
 		}
 		s.Bypass = b
-	} else if !errors.Is(err, ErrNotFound) {
-		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyBypass, err))
 	}
-	loadLogSettings(c, &s)
+	loadLogSettings(rd, &s)
+	s.RoomsBroken = loadRooms(c, &s.Rooms, &rd.Problems)
+	s.Problems = rd.Problems
+	return s
+}
+
+// loadRooms reads the room index and each room it lists into rooms, and
+// reports whether any could not be used (problems says why).
+func loadRooms(c Config, rooms *[]*queue.Room, problems *[]error) (broken bool) {
 	index, err := c.Get(KeyRooms)
 	if err != nil {
 		if !errors.Is(err, ErrNotFound) {
-			s.Problems = append(s.Problems, fmt.Errorf("%s: %v", KeyRooms, err))
-			s.RoomsBroken = true
+			*problems = append(*problems, fmt.Errorf("%s: %v", KeyRooms, err))
+			return true
 		}
-		return s
+		return false
 	}
 	names, err := queue.ParseRoomIndex(index)
 	if err != nil {
-		s.Problems = append(s.Problems, err)
-		s.RoomsBroken = true
-		return s
+		*problems = append(*problems, err)
+		return true
 	}
 	for _, name := range names {
 		raw, err := c.Get(KeyRoomPrefix + name)
 		if err != nil {
-			s.Problems = append(s.Problems, fmt.Errorf("%w: room %q: %s%s: %v", queue.ErrInvalidRoom, name, KeyRoomPrefix, name, err))
-			s.RoomsBroken = true
+			*problems = append(*problems, fmt.Errorf("%w: room %q: %s%s: %v", queue.ErrInvalidRoom, name, KeyRoomPrefix, name, err))
+			broken = true
 			continue
 		}
 		r, err := queue.ParseRoom(name, []byte(raw))
 		if err != nil {
-			s.Problems = append(s.Problems, err)
-			s.RoomsBroken = true
+			*problems = append(*problems, err)
+			broken = true
 			continue
 		}
-		s.Rooms = append(s.Rooms, r)
+		*rooms = append(*rooms, r)
 	}
-	return s
+	return broken
 }
 
-// edgePath is the value v (read with err) of key, a path the edge serves
+// edgePath is the value v (ok: read) of key, a path the edge serves
 // itself (admin_path, api_path), when checkEdgePath accepts it, else def
 // with a problem naming the value and the rule.
-func (s *Settings) edgePath(key, def, v string, err error) string {
-	switch {
-	case err == nil:
-		problem := checkEdgePath(v, def)
-		if problem == "" {
-			return strings.TrimSuffix(v, "/")
-		}
-		s.Problems = append(s.Problems, fmt.Errorf("%s: %q %s; using %s", key, v, problem, def))
-	case !errors.Is(err, ErrNotFound):
-		s.Problems = append(s.Problems, fmt.Errorf("%s: %v", key, err))
+func edgePath(rd *settings.Reader, key, def, v string, ok bool) string {
+	if !ok {
+		return def
 	}
+	problem := checkEdgePath(v, def)
+	if problem == "" {
+		return strings.TrimSuffix(v, "/")
+	}
+	rd.Problems = append(rd.Problems, fmt.Errorf("%s: %q %s; using %s", key, v, problem, def))
 	return def
 }
 

@@ -16,6 +16,9 @@ func (m mapConfig) Get(k string) (string, error) {
 	return "", ErrNotFound
 }
 
+// defaultStoreTimeout is store_timeout's default, 1.5 s.
+const defaultStoreTimeout = 1500 * time.Millisecond
+
 func TestLoadSettings(t *testing.T) {
 	room := `{"paths":["/"],"new_users_per_minute":5}`
 	tests := []struct {
@@ -27,14 +30,16 @@ func TestLoadSettings(t *testing.T) {
 		timeout     time.Duration
 		wantProblem string
 	}{
-		{"defaults", mapConfig{"upstash_url": "https://db"}, 0, false, DefaultAdminPath, DefaultStoreTimeout, ""},
-		{"everything set", mapConfig{"upstash_url": "https://db", "admin_path": "/ops/", "store_timeout_ms": "250", "rooms": "a,b", "room.a": room, "room.b": room}, 2, false, "/ops", 250 * time.Millisecond, ""},
-		{"bad admin path", mapConfig{"upstash_url": "https://db", "admin_path": "ops"}, 0, false, DefaultAdminPath, DefaultStoreTimeout, "admin_path"},
-		{"bad timeout", mapConfig{"upstash_url": "https://db", "store_timeout_ms": "5"}, 0, false, DefaultAdminPath, DefaultStoreTimeout, "store_timeout_ms"},
-		{"no upstash url: the backend says where", mapConfig{}, 0, false, DefaultAdminPath, DefaultStoreTimeout, ""},
-		{"bad index", mapConfig{"upstash_url": "https://db", "rooms": "A"}, 0, true, DefaultAdminPath, DefaultStoreTimeout, "rooms"},
-		{"one bad room", mapConfig{"upstash_url": "https://db", "rooms": "a,b", "room.a": room, "room.b": "{"}, 1, true, DefaultAdminPath, DefaultStoreTimeout, `room "b"`},
-		{"missing room", mapConfig{"upstash_url": "https://db", "rooms": "a,b", "room.a": room}, 1, true, DefaultAdminPath, DefaultStoreTimeout, "room.b"},
+		{"defaults", mapConfig{"upstash_url": "https://db"}, 0, false, DefaultAdminPath, defaultStoreTimeout, ""},
+		{"everything set", mapConfig{"upstash_url": "https://db", "admin_path": "/ops/", "store_timeout": "0.25", "rooms": "a,b", "room.a": room, "room.b": room}, 2, false, "/ops", 250 * time.Millisecond, ""},
+		{"bad admin path", mapConfig{"upstash_url": "https://db", "admin_path": "ops"}, 0, false, DefaultAdminPath, defaultStoreTimeout, "admin_path"},
+		{"bad timeout", mapConfig{"upstash_url": "https://db", "store_timeout": "5000"}, 0, false, DefaultAdminPath, defaultStoreTimeout, "store_timeout"},
+		{"the timeout's old name", mapConfig{"upstash_url": "https://db", "store_timeout_ms": "250"}, 0, false, DefaultAdminPath, defaultStoreTimeout, "store_timeout_ms was renamed store_timeout, in seconds"},
+		{"a timeout in fractions of a second", mapConfig{"upstash_url": "https://db", "store_timeout": "0.05"}, 0, false, DefaultAdminPath, 50 * time.Millisecond, ""},
+		{"no upstash url: the backend says where", mapConfig{}, 0, false, DefaultAdminPath, defaultStoreTimeout, ""},
+		{"bad index", mapConfig{"upstash_url": "https://db", "rooms": "A"}, 0, true, DefaultAdminPath, defaultStoreTimeout, "rooms"},
+		{"one bad room", mapConfig{"upstash_url": "https://db", "rooms": "a,b", "room.a": room, "room.b": "{"}, 1, true, DefaultAdminPath, defaultStoreTimeout, `room "b"`},
+		{"missing room", mapConfig{"upstash_url": "https://db", "rooms": "a,b", "room.a": room}, 1, true, DefaultAdminPath, defaultStoreTimeout, "room.b"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -248,7 +253,7 @@ func TestLoadSettingsReadErrors(t *testing.T) {
 	for _, p := range s.Problems {
 		problems = append(problems, p.Error())
 	}
-	for _, key := range []string{KeyAdminPath, KeyAPIPath, KeyUpstashURL, KeyStoreTimeoutMS, KeyHSTSMaxAge, KeyBypass, KeyRooms} {
+	for _, key := range []string{KeyAdminPath, KeyAPIPath, KeyUpstashURL, KeyStoreTimeout, KeyHSTSMaxAge, KeyBypass, KeyRooms} {
 		want := key + ": config store: too many requests"
 		found := false
 		for _, p := range problems {
@@ -258,7 +263,7 @@ func TestLoadSettingsReadErrors(t *testing.T) {
 			t.Errorf("problems %q lack %q", problems, want)
 		}
 	}
-	if !s.RoomsBroken || s.StoreTimeout != DefaultStoreTimeout {
+	if !s.RoomsBroken || s.StoreTimeout != defaultStoreTimeout {
 		t.Errorf("rooms broken %v, timeout %v; want broken and the default", s.RoomsBroken, s.StoreTimeout)
 	}
 }

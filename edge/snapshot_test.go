@@ -37,7 +37,7 @@ func (m *memCache) GetOrSet(key string, fill func() ([]byte, time.Duration, erro
 }
 
 func TestSnapshotsInTheCache(t *testing.T) {
-	room, err := queue.ParseRoom("shop", []byte(`{"paths":["/"],"max_active_users":10,"snapshot_ttl_ms":1500}`))
+	room, err := queue.ParseRoom("shop", []byte(`{"paths":["/"],"max_active_users":10,"snapshot_ttl":1.5}`))
 	if err != nil {
 		t.Fatal(err)
 	}

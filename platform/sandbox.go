@@ -16,7 +16,7 @@ const nextRequestWait = time.Second
 // sandboxOptions reads the sandbox's limits from the config store, once,
 // when the sandbox starts (edge.LoadSandboxLimits).
 func sandboxOptions() *fsthttp.ServeManyOptions {
-	limits, problems := edge.LoadSandboxLimits(&config{}, edge.SandboxLimits{Requests: defaultSandboxRequests, Lifetime: edge.DefaultSandboxLifetime})
+	limits, problems := edge.LoadSandboxLimits(&config{}, edge.DefaultSandboxLimits())
 	for _, p := range problems {
 		log.Printf("config: %v", p)
 	}

@@ -27,7 +27,7 @@ var roomSeeds = []struct{ name, data string }{
 	{"v6", `{"hosts":["[::1]"],"paths":["/"],"max_active_users":1}`},
 	{"main", `{"hosts":["shop.example.com:443"],"paths":["/"],"max_active_users":1}`},
 	{"main", `{"paths":["/static/../x","//a","/%2e/","/a%2Fb"],"max_active_users":1}`},
-	{"main", `{"paths":["/"],"max_active_users":1,"refresh_seconds":600,"queue_timeout":1800,"claim_window":605}`},
+	{"main", `{"paths":["/"],"max_active_users":1,"refresh":600,"queue_timeout":1800,"claim_window":605}`},
 	{"main", `{"paths":["/"],"max_active_users":1e7,"new_users_per_minute":1e-3}`},
 	{"main", `{"paths":["/"],"max_active_users":1} {}`},
 	{"main", `{"paths":["/"],"max_active_users":1,"extra":true}`},

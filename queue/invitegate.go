@@ -12,14 +12,6 @@ import (
 	"github.com/edgequeue/waitingroom/store"
 )
 
-// MaxPriorityShare bounds a room's priority_share: at 1 the priority lane
-// could take every admission while others wait, and the line would stall.
-const MaxPriorityShare = 0.9
-
-// unsetShare marks priority_share as left out, since 0 (off) is a value
-// an operator may set.
-const unsetShare = -1 << 30
-
 // Invited gives the visitor who follows inv's link a place in room's
 // priority lane, with one store call (store.Store.JoinPriority), and
 // returns the decision for it: Wait with a ticket pass, or Admit with a

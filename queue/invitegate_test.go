@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgequeue/waitingroom/settings"
 	"github.com/edgequeue/waitingroom/store"
 )
 
@@ -111,7 +112,7 @@ func TestInvitedDecisions(t *testing.T) {
 				t.Fatalf("session %q, want 7.-5", p.SessionID)
 			}
 			c := st.calls[0]
-			if c.room != "shop" || c.invite != (store.Invite{ID: inv.ID, Uses: inv.Uses, Until: inv.Expires}) || c.policy.PriorityShare != DefaultPriorityShare {
+			if c.room != "shop" || c.invite != (store.Invite{ID: inv.ID, Uses: inv.Uses, Until: inv.Expires}) || c.policy.PriorityShare != 0.2 {
 				t.Fatalf("store call %+v", c)
 			}
 		})
@@ -215,7 +216,7 @@ func TestPriorityPlaceFigures(t *testing.T) {
 // played call by call: with both lanes full, of every run of calls the
 // priority lane takes its share.
 func TestLaneCallsKeepTheShare(t *testing.T) {
-	for _, s := range []float64{0.1, 0.2, 0.3, 0.5, 0.6, MaxPriorityShare} {
+	for _, s := range []float64{0.1, 0.2, 0.3, 0.5, 0.6, settings.Get(settings.Room[:], "priority_share").Max} {
 		room := &Room{PriorityShare: s}
 		// The store's credit (store/line.lua), while the lane waits: each
 		// regular call earns s/(1-s), each priority call spends 1.
@@ -243,7 +244,7 @@ func TestPriorityShareSetting(t *testing.T) {
 		share   float64
 		wantErr string
 	}{
-		{`{"paths":["/"],"max_active_users":1}`, DefaultPriorityShare, ""},
+		{`{"paths":["/"],"max_active_users":1}`, 0.2, ""},
 		{`{"paths":["/"],"max_active_users":1,"priority_share":0}`, 0, ""},
 		{`{"paths":["/"],"max_active_users":1,"priority_share":0.9}`, 0.9, ""},
 		{`{"paths":["/"],"max_active_users":1,"priority_share":0.95}`, 0, `room "shop": priority_share: must be between 0 and 0.9, got 0.95`},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edgequeue/waitingroom/match"
+	"github.com/edgequeue/waitingroom/settings"
 	"github.com/edgequeue/waitingroom/store"
 )
 
@@ -41,8 +42,9 @@ type Room struct {
 	// MaxActiveUsers caps the visitors active on the origin at once; 0
 	// means no cap. At least one of it and NewUsersPerMinute is set.
 	MaxActiveUsers int `json:"max_active_users"`
-	// RefreshSeconds is how often the queue page polls its place.
-	RefreshSeconds int `json:"refresh_seconds"`
+	// RefreshSeconds (refresh) is how often the queue page polls its
+	// place.
+	RefreshSeconds int `json:"refresh"`
 	// QueueTimeout (seconds) is how long a waiting visitor keeps their
 	// place without polling.
 	QueueTimeout int `json:"queue_timeout"`
@@ -90,11 +92,11 @@ type Room struct {
 	// session when its page goes away (pagehide), freeing the place at
 	// once; off, a silent departure frees it at the inactivity timeout.
 	LeaveBeacon bool `json:"leave_beacon"`
-	// SnapshotTTLMS (milliseconds) is how long a POP answers waiting
+	// SnapshotTTLSeconds (snapshot_ttl) is how long a POP answers waiting
 	// visitors far from the front from its snapshot of the line (see
 	// Snapshot) before asking the store again; 0 asks the store at every
 	// poll.
-	SnapshotTTLMS int `json:"snapshot_ttl_ms"`
+	SnapshotTTLSeconds float64 `json:"snapshot_ttl"`
 
 	// event is the event a room returned by At is in.
 	event *Event
@@ -129,39 +131,68 @@ const (
 	Open StoreErrorPolicy = "open"
 )
 
-// Defaults applied by ParseRoom to settings left out of a room definition.
-const (
-	DefaultRefreshSeconds      = 10
-	DefaultQueueTimeout        = 900
-	DefaultClaimWindow         = 30
-	DefaultInactivityTimeout   = 90
-	DefaultSessionDuration     = 300
-	DefaultRandomWindow        = 60
-	DefaultQueueStatusCode     = 200
-	DefaultTemplate            = "queue.html"
-	DefaultJoinsPerIPPerMinute = 30
-	DefaultPriorityShare       = 0.2
-)
+// unset marks a number left out of a room definition, so that it takes the
+// table's default even where 0 is a value an operator may set.
+const unset = -1 << 30
 
-// unsetJoins marks joins_per_ip_per_minute as left out, since 0 (off) is a
-// value an operator may set.
-const unsetJoins = -1 << 30
+// number is one of the room's numeric settings: its name in package
+// settings' table, and the field that holds it.
+type number struct {
+	name string
+	i    *int
+	f    *float64
+}
 
-// unsetSnapshot marks snapshot_ttl_ms as left out, since 0 (off) is a value
-// too.
-const unsetSnapshot = -1 << 30
+func (n number) get() float64 {
+	if n.i != nil {
+		return float64(*n.i)
+	}
+	return *n.f
+}
 
-// ParseRoom decodes and validates one room definition. Every error names
-// the room and the offending field, so an operator can fix it from the log.
+func (n number) set(v float64) {
+	if n.i != nil {
+		*n.i = int(v)
+	} else {
+		*n.f = v
+	}
+}
+
+// numbers are the room's numeric settings.
+func (r *Room) numbers() [13]number {
+	return [...]number{
+		{name: "random_window", i: &r.RandomWindow},
+		{name: "new_users_per_minute", f: &r.NewUsersPerMinute},
+		{name: "burst", i: &r.Burst},
+		{name: "max_active_users", i: &r.MaxActiveUsers},
+		{name: "refresh", i: &r.RefreshSeconds},
+		{name: "queue_timeout", i: &r.QueueTimeout},
+		{name: "claim_window", i: &r.ClaimWindow},
+		{name: "inactivity_timeout", i: &r.InactivityTimeout},
+		{name: "session_duration", i: &r.SessionDuration},
+		{name: "queue_status_code", i: &r.QueueStatusCode},
+		{name: "joins_per_ip_per_minute", i: &r.JoinsPerIPPerMinute},
+		{name: "priority_share", f: &r.PriorityShare},
+		{name: "snapshot_ttl", f: &r.SnapshotTTLSeconds},
+	}
+}
+
+// ParseRoom decodes and validates one room definition, with the defaults
+// and ranges of package settings' table. Every error names the room and
+// the offending field, so an operator can fix it from the log; a field
+// that was renamed is named with its new name.
 func ParseRoom(name string, data []byte) (*Room, error) {
 	if err := checkName(name); err != nil {
 		return nil, fmt.Errorf("%w: room name %q: %v", ErrInvalidRoom, name, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	r := &Room{JoinsPerIPPerMinute: unsetJoins, PriorityShare: unsetShare, SnapshotTTLMS: unsetSnapshot}
+	r := &Room{}
+	for _, n := range r.numbers() {
+		n.set(unset)
+	}
 	if err := dec.Decode(r); err != nil {
-		return nil, fmt.Errorf("%w: room %q: %v", ErrInvalidRoom, name, err)
+		return nil, fmt.Errorf("%w: room %q: %v", ErrInvalidRoom, name, renamed(err))
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: room %q: unexpected data after the JSON object", ErrInvalidRoom, name)
@@ -174,71 +205,58 @@ func ParseRoom(name string, data []byte) (*Room, error) {
 	return r, nil
 }
 
+// renamed is err, or, when err is the decoder's refusal of a field that
+// was renamed, what its new name is.
+func renamed(err error) error {
+	field, ok := strings.CutPrefix(err.Error(), "json: unknown field ")
+	if !ok {
+		return err
+	}
+	if rn, ok := settings.Renamed(strings.Trim(field, `"`)); ok {
+		return errors.New(rn.Problem())
+	}
+	return err
+}
+
+// applyDefaults gives each setting left out its default. A number 0 that
+// its range refuses is taken as left out too, as it always was.
 func (r *Room) applyDefaults() {
-	if r.RefreshSeconds == 0 {
-		r.RefreshSeconds = DefaultRefreshSeconds
+	for _, n := range r.numbers() {
+		s := settings.Get(settings.Room[:], n.name)
+		if v := n.get(); v == unset || v == 0 && s.Ranged && s.Min > 0 || v == 0 && s.Choices != "" {
+			n.set(s.Default)
+		}
 	}
 	if r.Mode == "" {
-		r.Mode = Fifo
-	}
-	if r.RandomWindow == 0 {
-		r.RandomWindow = DefaultRandomWindow
+		r.Mode = Mode(roomDefault("mode"))
 	}
 	if r.OnStoreError == "" {
-		r.OnStoreError = Hold
-	}
-	if r.QueueTimeout == 0 {
-		r.QueueTimeout = DefaultQueueTimeout
-	}
-	if r.ClaimWindow == 0 {
-		r.ClaimWindow = DefaultClaimWindow
-	}
-	if r.InactivityTimeout == 0 {
-		r.InactivityTimeout = DefaultInactivityTimeout
-	}
-	if r.SessionDuration == 0 {
-		r.SessionDuration = DefaultSessionDuration
-	}
-	if r.QueueStatusCode == 0 {
-		r.QueueStatusCode = DefaultQueueStatusCode
+		r.OnStoreError = StoreErrorPolicy(roomDefault("on_store_error"))
 	}
 	if r.Template == "" {
-		r.Template = DefaultTemplate
+		r.Template = roomDefault("template")
 	}
 	if r.CookieName == "" {
 		r.CookieName = "wr_" + r.Name
 	}
-	if r.Burst == 0 {
-		r.Burst = 1
-	}
 	if r.BindSession == "" {
-		r.BindSession = DefaultBindMode
-	}
-	if r.JoinsPerIPPerMinute == unsetJoins {
-		r.JoinsPerIPPerMinute = DefaultJoinsPerIPPerMinute
-	}
-	if r.PriorityShare == unsetShare {
-		r.PriorityShare = DefaultPriorityShare
-	}
-	if r.SnapshotTTLMS == unsetSnapshot {
-		r.SnapshotTTLMS = DefaultSnapshotTTL
+		r.BindSession = BindMode(roomDefault("bind_session"))
 	}
 }
+
+func roomDefault(name string) string { return settings.Get(settings.Room[:], name).DefaultText }
 
 // CheckLimit checks a value of the room's admission limits
 // (new_users_per_minute, max_active_users or burst) against the bounds a
 // room's config has, which an operator's live value must keep too.
 func CheckLimit(field string, v float64) error {
-	bounds := map[string][2]float64{"new_users_per_minute": {0, 1e7}, "max_active_users": {0, 1e7}, "burst": {1, 1e7}}
-	b, ok := bounds[field]
-	switch {
-	case !ok:
+	if field != "new_users_per_minute" && field != "max_active_users" && field != "burst" {
 		return fmt.Errorf("%s: not an admission limit", field)
-	case !(v >= b[0] && v <= b[1]):
-		return fmt.Errorf("%s: must be between %g and %g, got %g", field, b[0], b[1], v)
-	case field != "new_users_per_minute" && v != float64(int64(v)):
-		return fmt.Errorf("%s: must be a whole number, got %g", field, v)
-	case field == "new_users_per_minute" && v > 0 && v < 0.01:
+	}
+	if err := settings.Get(settings.Room[:], field).Check(v); err != nil {
+		return err
+	}
+	if field == "new_users_per_minute" && v > 0 && v < 0.01 {
 		return fmt.Errorf("new_users_per_minute: must be 0 (no rate limit) or at least 0.01, got %g", v)
 	}
 	return nil
@@ -264,33 +282,13 @@ func (r *Room) validate() error {
 	if r.NewUsersPerMinute == 0 && r.MaxActiveUsers == 0 && (r.Mode == Fifo || r.Mode == Random) {
 		return errors.New("new_users_per_minute or max_active_users: set at least one, or nobody is ever admitted")
 	}
-	for _, l := range []struct {
-		field string
-		value float64
-	}{{"new_users_per_minute", r.NewUsersPerMinute}, {"max_active_users", float64(r.MaxActiveUsers)}, {"burst", float64(r.Burst)}} {
-		if err := CheckLimit(l.field, l.value); err != nil {
+	for _, n := range r.numbers() {
+		if err := settings.Get(settings.Room[:], n.name).Check(n.get()); err != nil {
 			return err
 		}
 	}
-	checks := []struct {
-		field    string
-		value    float64
-		min, max float64
-	}{
-		{"refresh_seconds", float64(r.RefreshSeconds), 1, 600},
-		{"queue_timeout", float64(r.QueueTimeout), 30, 86400},
-		{"claim_window", float64(r.ClaimWindow), 5, 3600},
-		{"inactivity_timeout", float64(r.InactivityTimeout), 10, 86400},
-		{"session_duration", float64(r.SessionDuration), 10, 86400},
-		{"random_window", float64(r.RandomWindow), 1, 3600},
-		{"joins_per_ip_per_minute", float64(r.JoinsPerIPPerMinute), 0, 10000},
-		{"priority_share", r.PriorityShare, 0, MaxPriorityShare},
-		{"snapshot_ttl_ms", float64(r.SnapshotTTLMS), 0, MaxSnapshotTTL},
-	}
-	for _, c := range checks {
-		if c.value < c.min || c.value > c.max {
-			return fmt.Errorf("%s: must be between %g and %g, got %g", c.field, c.min, c.max, c.value)
-		}
+	if err := CheckLimit("new_users_per_minute", r.NewUsersPerMinute); err != nil {
+		return err
 	}
 	if r.QueueTimeout < 3*r.RefreshSeconds {
 		return fmt.Errorf("queue_timeout: %d is shorter than three refreshes (%d s): waiting visitors would lose their place between polls",

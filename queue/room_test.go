@@ -18,7 +18,7 @@ func TestParseRoom(t *testing.T) {
 	}{
 		{"minimal", `{"paths":["/"],"new_users_per_minute":10}`, ""},
 		{"full", `{"hosts":["a.test","B.test."],"case_insensitive_paths":true,"paths":["/x/"],"bypass_paths":["/x/static/"],"new_users_per_minute":10,"burst":5,
-			"refresh_seconds":5,"queue_timeout":600,"session_duration":120,"inactivity_timeout":60,"claim_window":20,"max_active_users":100,
+			"refresh":5,"queue_timeout":600,"session_duration":120,"inactivity_timeout":60,"claim_window":20,"max_active_users":100,
 			"mode":"fifo","on_store_error":"open","cookie_name":"q","queue_status_code":429,"template":"t.html"}`, ""},
 		{"capacity only", `{"paths":["/"],"max_active_users":50}`, ""},
 		{"passthrough needs no limits", `{"paths":["/"],"mode":"passthrough"}`, ""},
@@ -27,7 +27,7 @@ func TestParseRoom(t *testing.T) {
 		{"bad store error policy", `{"paths":["/"],"max_active_users":5,"on_store_error":"panic"}`, `on_store_error: must be`},
 		{"negative capacity", `{"paths":["/"],"max_active_users":-1}`, "max_active_users: must be between"},
 		{"tiny rate", `{"paths":["/"],"new_users_per_minute":0.001}`, "new_users_per_minute: must be 0"},
-		{"claim window under a refresh", `{"paths":["/"],"max_active_users":5,"refresh_seconds":30,"claim_window":20}`, "claim_window: 20 is shorter"},
+		{"claim window under a refresh", `{"paths":["/"],"max_active_users":5,"refresh":30,"claim_window":20}`, "claim_window: 20 is shorter"},
 		{"session shorter than inactivity", `{"paths":["/"],"max_active_users":5,"session_duration":30,"inactivity_timeout":60}`, "session_duration: 30 is shorter"},
 		{"syntax", `{"paths":`, "unexpected EOF"},
 		{"trailing data", `{"paths":["/"],"new_users_per_minute":1} {}`, "unexpected data"},
@@ -47,8 +47,14 @@ func TestParseRoom(t *testing.T) {
 		{"no rate and no capacity", `{"paths":["/"]}`, "set at least one"},
 		{"negative rate", `{"paths":["/"],"new_users_per_minute":-5}`, "new_users_per_minute"},
 		{"negative burst", `{"paths":["/"],"new_users_per_minute":1,"burst":-1}`, "burst: must be between"},
-		{"refresh too slow", `{"paths":["/"],"new_users_per_minute":1,"refresh_seconds":9999}`, "refresh_seconds"},
-		{"timeout shorter than refreshes", `{"paths":["/"],"new_users_per_minute":1,"refresh_seconds":60,"queue_timeout":60,"claim_window":70}`, "queue_timeout: 60 is shorter"},
+		{"refresh too slow", `{"paths":["/"],"new_users_per_minute":1,"refresh":9999}`, "refresh: must be between 1 and 600, got 9999"},
+		{"refresh in fractions", `{"paths":["/"],"new_users_per_minute":1,"refresh":2.5}`, "refresh"},
+		{"refresh's old name", `{"paths":["/"],"new_users_per_minute":1,"refresh_seconds":5}`, `room "shop": refresh_seconds was renamed refresh, in seconds`},
+		{"snapshot_ttl's old name", `{"paths":["/"],"new_users_per_minute":1,"snapshot_ttl_ms":500}`, "snapshot_ttl_ms was renamed snapshot_ttl, in seconds"},
+		{"snapshot_ttl too long", `{"paths":["/"],"new_users_per_minute":1,"snapshot_ttl":10.5}`, "snapshot_ttl: must be between 0 and 10, got 10.5"},
+		{"snapshot_ttl negative", `{"paths":["/"],"new_users_per_minute":1,"snapshot_ttl":-0.5}`, "snapshot_ttl: must be between"},
+		{"snapshot_ttl a string", `{"paths":["/"],"new_users_per_minute":1,"snapshot_ttl":"1s"}`, "snapshot_ttl"},
+		{"timeout shorter than refreshes", `{"paths":["/"],"new_users_per_minute":1,"refresh":60,"queue_timeout":60,"claim_window":70}`, "queue_timeout: 60 is shorter"},
 		{"status code", `{"paths":["/"],"new_users_per_minute":1,"queue_status_code":302}`, "queue_status_code: must be"},
 		{"cookie name", `{"paths":["/"],"new_users_per_minute":1,"cookie_name":"a;b"}`, "cookie_name"},
 		{"template path", `{"paths":["/"],"new_users_per_minute":1,"template":"../x"}`, "template"},
@@ -89,10 +95,47 @@ func TestParseRoomDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.RefreshSeconds != DefaultRefreshSeconds || r.QueueTimeout != DefaultQueueTimeout || r.ClaimWindow != DefaultClaimWindow ||
-		r.InactivityTimeout != DefaultInactivityTimeout || r.SessionDuration != DefaultSessionDuration || r.QueueStatusCode != 200 ||
-		r.CookieName != "wr_shop" || r.Template != DefaultTemplate || r.Burst != 1 || r.Mode != Fifo || r.OnStoreError != Hold {
+	if r.RefreshSeconds != 10 || r.QueueTimeout != 900 || r.ClaimWindow != 30 ||
+		r.InactivityTimeout != 90 || r.SessionDuration != 300 || r.QueueStatusCode != 200 ||
+		r.CookieName != "wr_shop" || r.Template != "queue.html" || r.Burst != 1 || r.Mode != Fifo || r.OnStoreError != Hold {
 		t.Fatalf("defaults: %+v", r)
+	}
+}
+
+// A number left out takes the table's default; 0 takes it too where the
+// range refuses 0, and is kept where 0 means off.
+func TestParseRoomNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		json string
+		got  func(r *Room) float64
+		want float64
+	}{
+		{`"refresh":0`, func(r *Room) float64 { return float64(r.RefreshSeconds) }, 10},
+		{`"refresh":3`, func(r *Room) float64 { return float64(r.RefreshSeconds) }, 3},
+		{`"burst":0`, func(r *Room) float64 { return float64(r.Burst) }, 1},
+		{`"queue_status_code":0`, func(r *Room) float64 { return float64(r.QueueStatusCode) }, 200},
+		{`"joins_per_ip_per_minute":0`, func(r *Room) float64 { return float64(r.JoinsPerIPPerMinute) }, 0},
+		{`"priority_share":0`, func(r *Room) float64 { return r.PriorityShare }, 0},
+		{`"snapshot_ttl":0`, func(r *Room) float64 { return r.SnapshotTTLSeconds }, 0},
+		{`"snapshot_ttl":0.25`, func(r *Room) float64 { return r.SnapshotTTLSeconds }, 0.25},
+		{`"random_window":5`, func(r *Room) float64 { return float64(r.RandomWindow) }, 5},
+		{`"new_users_per_minute":0.5`, func(r *Room) float64 { return r.NewUsersPerMinute }, 0.5},
+	} {
+		r, err := ParseRoom("shop", []byte(`{"paths":["/"],"max_active_users":1,`+tc.json+`}`))
+		if err != nil {
+			t.Errorf("%s: %v", tc.json, err)
+			continue
+		}
+		if got := tc.got(r); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.json, got, tc.want)
+		}
+	}
+	r := mustRoom(t, "shop", `{"paths":["/"],"max_active_users":1}`)
+	if r.JoinsPerIPPerMinute != 30 || r.PriorityShare != 0.2 || r.SnapshotTTL() != time.Second || r.RandomWindow != 60 || r.NewUsersPerMinute != 0 {
+		t.Errorf("defaults: %+v", r)
+	}
+	if r := mustRoom(t, "shop", `{"paths":["/"],"max_active_users":1,"snapshot_ttl":1.5}`); r.SnapshotTTL() != 1500*time.Millisecond {
+		t.Errorf("snapshot_ttl 1.5: %v", r.SnapshotTTL())
 	}
 }
 

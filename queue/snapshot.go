@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgequeue/waitingroom/settings"
 	"github.com/edgequeue/waitingroom/store"
 )
 
@@ -49,17 +50,10 @@ type Snapshots interface {
 // began).
 var ErrNoSnapshot = errors.New("no snapshot")
 
-// Snapshot TTL bounds (snapshot_ttl_ms): a snapshot older than a few
-// seconds would show a visitor a stale place for longer than a refresh.
-const (
-	DefaultSnapshotTTL = 1000
-	MaxSnapshotTTL     = 10000
-)
-
 // SnapshotTTL is how long a POP's snapshot of the room is used; 0 asks the
 // store for every poll.
 func (r *Room) SnapshotTTL() time.Duration {
-	return time.Duration(r.SnapshotTTLMS) * time.Millisecond
+	return settings.Seconds(r.SnapshotTTLSeconds)
 }
 
 // fromSnapshot answers a waiting visitor who holds ticket (of line epoch,

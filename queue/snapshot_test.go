@@ -67,7 +67,7 @@ func TestFromSnapshot(t *testing.T) {
 			func(s Snapshot) Snapshot { s.Line.Overrides.Mode = Reject; return s }, false},
 		{"an event entered", room, 3000, 7, now.Add(-time.Minute),
 			func(s Snapshot) Snapshot { s.Line.Event.Phase = store.Prequeue; return s }, false},
-		{"snapshots off", snapRoom(t, `,"snapshot_ttl_ms":0`), 3000, 7, now.Add(-time.Minute), nil, false},
+		{"snapshots off", snapRoom(t, `,"snapshot_ttl":0`), 3000, 7, now.Add(-time.Minute), nil, false},
 	}
 	for _, tc := range tests {
 		s := snap

@@ -50,7 +50,7 @@ func POPSection(res Results, p POPRun) string {
 		alone = "make bench-pops-large"
 	}
 	w("%s", sectionHead(POPHeading(cfg.Visitors), res, p.Took, alone))
-	w("**Workload**: the flash crowd above (`sim.Crowd`, one seed) at %s visitors, %s of them in the first minute and the rest over the next %s, places for %s at once; the queue page refreshes every %s, the queue timeout is %s and the snapshot TTL %s (`snapshot_ttl_ms`). ",
+	w("**Workload**: the flash crowd above (`sim.Crowd`, one seed) at %s visitors, %s of them in the first minute and the rest over the next %s, places for %s at once; the queue page refreshes every %s, the queue timeout is %s and the snapshot TTL %s (`snapshot_ttl`). ",
 		thousands(float64(cfg.Visitors)), thousands(float64(cfg.FlashCrowd)), cfg.Spread, thousands(float64(cfg.Capacity)), cfg.Refresh, p.QueueTimeout, p.TTL)
 	w("**With the snapshot**, the visitors are spread over the POPs (visitor *i* in POP *i* mod *N*), each POP keeping its own snapshot of the line as the edge keeps one in each POP's cache: every request goes through the POP's `queue.Gate` (`tools/sim/ours.go`), as at the edge: a visitor the store saw less than a third of the queue timeout ago (by the time their ticket pass carries) is answered from the POP's snapshot with no store call when they are far from the front; the first poll to find the snapshot older than the TTL fills it with its own store call (a poll's answer holds the line; the POP's concurrent polls wait for that one fill, as the cache collapses them); any other poll asks the store, as today. Joins, admitted visitors' requests and beacons are as today. Each row runs on its own fresh redis-server.\n\n")
 

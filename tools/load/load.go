@@ -76,8 +76,8 @@ type Report struct {
 // measures a poll that asks the store (what a poll from the snapshot costs
 // is TestStoreCallsPerRequestKind's and the simulator's to say).
 func room(visitors int) string {
-	return fmt.Sprintf(`{"paths":["/"],"max_active_users":%d,"refresh_seconds":10,"inactivity_timeout":3600,`+
-		`"claim_window":3600,"queue_timeout":3600,"session_duration":7200,"joins_per_ip_per_minute":0,"snapshot_ttl_ms":0}`, visitors/2)
+	return fmt.Sprintf(`{"paths":["/"],"max_active_users":%d,"refresh":10,"inactivity_timeout":3600,`+
+		`"claim_window":3600,"queue_timeout":3600,"session_duration":7200,"joins_per_ip_per_minute":0,"snapshot_ttl":0}`, visitors/2)
 }
 
 // Run starts the stack and plays the three phases.
@@ -100,7 +100,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			cfg["room.shop"] = room(o.Visitors)
 			// 32 instances on two cores wait their turn for the CPU;
 			// the default 400 ms would count that as a store outage.
-			cfg["store_timeout_ms"] = "10000"
+			cfg["store_timeout"] = "10"
 		},
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/settings"
 	"github.com/edgequeue/waitingroom/store"
 	"github.com/edgequeue/waitingroom/tools/resp"
 )
@@ -53,7 +54,7 @@ func newOurs(st *store.Upstash, redis *resp.Pool, room *queue.Room, pops int) (*
 	o := &Ours{Store: st, Room: room, Redis: redis, keys: keys, farRoom: room}
 	if room.SnapshotTTL() <= 0 {
 		r := *room
-		r.SnapshotTTLMS = queue.DefaultSnapshotTTL
+		r.SnapshotTTLSeconds = settings.Get(settings.Room[:], "snapshot_ttl").Default
 		o.farRoom = &r
 	}
 	for range pops {

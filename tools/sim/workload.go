@@ -26,7 +26,7 @@ var Timings = timings(Inactivity)
 
 // timings is Timings with another inactivity timeout.
 func timings(inactivity time.Duration) string {
-	return fmt.Sprintf(`"paths":["/"],"refresh_seconds":%d,"claim_window":20,"inactivity_timeout":%d,"queue_timeout":300`,
+	return fmt.Sprintf(`"paths":["/"],"refresh":%d,"claim_window":20,"inactivity_timeout":%d,"queue_timeout":300`,
 		int(Refresh.Seconds()), int(inactivity.Seconds()))
 }
 

@@ -37,6 +37,7 @@ import (
 	"github.com/edgequeue/waitingroom/edge"
 	"github.com/edgequeue/waitingroom/match"
 	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/settings"
 	"github.com/edgequeue/waitingroom/urlnorm"
 )
 
@@ -85,6 +86,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return explain(args[1:], stdin, stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
+		writeKeys(stdout)
 		return 0
 	}
 	fmt.Fprintf(stderr, "wrconfig: unknown command %q\n%s", args[0], usage)
@@ -168,16 +170,50 @@ func parseConfig(data []byte) (config, error) {
 // maxValue is the longest value the config store takes.
 const maxValue = 8000
 
-// globalKeys are the keys the edge reads besides room.<name>.
-var globalKeys = []string{edge.KeyRooms, edge.KeyAdminPath, edge.KeyAPIPath, edge.KeyUpstashURL, edge.KeyStoreTimeoutMS,
-	edge.KeyHSTSMaxAge, edge.KeyBypass, edge.KeyLogEndpoint, edge.KeyLogClientIP, edge.KeySandboxRequests, edge.KeySandboxSeconds}
+// globalKeys are the keys the edge reads besides room.<name>, from
+// package settings' table.
+func globalKeys() []string {
+	var keys []string
+	for _, s := range settings.Store {
+		if !strings.HasPrefix(s.Name, settings.KeyRoomPrefix) {
+			keys = append(keys, s.Name)
+		}
+	}
+	return keys
+}
+
+// writeKeys lists the config store's keys and the room settings, from
+// package settings' table, for the help.
+func writeKeys(w io.Writer) {
+	fmt.Fprintf(w, "\nconfig store keys (docs/configuration.md has the whole reference):\n")
+	for _, s := range settings.Store {
+		fmt.Fprintf(w, "  %-24s %s\n", s.Name, keyLine(s))
+	}
+	fmt.Fprintf(w, "\nroom settings (the JSON fields of room.<name>):\n")
+	for _, s := range settings.Room {
+		fmt.Fprintf(w, "  %-24s %s\n", s.Name, keyLine(s))
+	}
+	fmt.Fprintf(w, "\nrenamed before the first release:\n")
+	for _, r := range settings.Renames {
+		fmt.Fprintf(w, "  %-24s %s\n", r.Old, r.Problem())
+	}
+}
+
+// keyLine is a setting's rule and default in a few words.
+func keyLine(s settings.Setting) string {
+	line := s.Rule()
+	if d := s.DefaultString(); d != "" && !(s.Kind.Numeric() && s.Default == 0 && s.DefaultText == "") {
+		line += "; default " + d
+	}
+	return line
+}
 
 // checkConfig returns every problem of c, as the edge would log it, and
 // what the edge reads the way it was written but an operator would not
 // mean (warnings).
 func checkConfig(c config) (problems, warnings []string) {
 	s := edge.LoadSettings(c)
-	_, sandbox := edge.LoadSandboxLimits(c, edge.SandboxLimits{Requests: edge.DefaultSandboxRequests, Lifetime: edge.DefaultSandboxLifetime})
+	_, sandbox := edge.LoadSandboxLimits(c, edge.DefaultSandboxLimits())
 	for _, p := range append(s.Problems, sandbox...) {
 		problems = append(problems, p.Error())
 	}
@@ -185,7 +221,7 @@ func checkConfig(c config) (problems, warnings []string) {
 		problems = append(problems, s.UpstashUnset.Error())
 	}
 	listed := map[string]bool{}
-	if names, err := queue.ParseRoomIndex(c[edge.KeyRooms]); err == nil {
+	if names, err := queue.ParseRoomIndex(c[settings.KeyRooms]); err == nil {
 		for _, n := range names {
 			listed[n] = true
 		}
@@ -199,13 +235,20 @@ func checkConfig(c config) (problems, warnings []string) {
 		if len(c[k]) > maxValue {
 			problems = append(problems, fmt.Sprintf("%s: %d characters, over the config store's limit of %d", k, len(c[k]), maxValue))
 		}
-		name, isRoom := strings.CutPrefix(k, edge.KeyRoomPrefix)
+		name, isRoom := strings.CutPrefix(k, settings.KeyRoomPrefix)
+		rn, isOld := settings.Renamed(k)
+		_, isKey := settings.Lookup(settings.Store[:], k)
 		switch {
 		case isRoom && !listed[name]:
-			warnings = append(warnings, fmt.Sprintf("%s: room %q is not listed in %s, so it is never used", k, name, edge.KeyRooms))
-		case !isRoom && !contains(globalKeys, k):
+			warnings = append(warnings, fmt.Sprintf("%s: room %q is not listed in %s, so it is never used", k, name, settings.KeyRooms))
+		case isOld:
+			// The edge says so itself where the new key is missing.
+			if _, set := c[rn.New]; set {
+				problems = append(problems, fmt.Sprintf("%s, which is set: delete %s", rn.Problem(), k))
+			}
+		case !isRoom && !isKey:
 			problems = append(problems, fmt.Sprintf("%s: unknown key, which the waiting room never reads (it reads %s and %s<name>)",
-				k, strings.Join(globalKeys, ", "), edge.KeyRoomPrefix))
+				k, strings.Join(globalKeys(), ", "), settings.KeyRoomPrefix))
 		}
 	}
 	return problems, warnings
@@ -233,7 +276,7 @@ func rescheduled(was, now config) []string {
 			}
 			warnings = append(warnings, fmt.Sprintf("%s%s: event %q was scheduled from %s (start %s) and is scheduled again from %s (start %s): "+
 				"it is a new event, with a new pre-queue and draw key; give it a name of its own (e.g. %q) so the panel and the logs tell them apart",
-				edge.KeyRoomPrefix, r.Name, e.Name, stamp(old.PrequeueFrom), stamp(old.Starts), stamp(e.PrequeueFrom), stamp(e.Starts),
+				settings.KeyRoomPrefix, r.Name, e.Name, stamp(old.PrequeueFrom), stamp(old.Starts), stamp(e.PrequeueFrom), stamp(e.Starts),
 				e.Name+"-"+e.Starts.UTC().Format("2006-01-02")))
 		}
 	}
@@ -241,15 +284,6 @@ func rescheduled(was, now config) []string {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
 
 func check(name, previous string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c, err := readConfig(name, stdin)
@@ -517,7 +551,7 @@ func describe(w io.Writer, s edge.Settings, req *match.Request, dest edge.Destin
 	case edge.ToBypass:
 		by := fmt.Sprintf("room %s's bypass rule %q", room, j.Bypass)
 		if rule, global := strings.CutPrefix(j.Bypass, "global:"); global {
-			by = fmt.Sprintf("the global bypass rule %q (config key %s)", rule, edge.KeyBypass)
+			by = fmt.Sprintf("the global bypass rule %q (config key %s)", rule, settings.KeyBypass)
 		}
 		fmt.Fprintf(w, "room:    %s\nrule:    bypass %s\nwhy:     %s; %s lets it through to the origin, with %s: %s, no place and no store call\n",
 			room, j.Bypass, held(s, req, j.Room), by, edge.BypassHeader, j.Bypass)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgequeue/waitingroom/settings"
 )
 
 // result is one run of the command.
@@ -45,6 +47,7 @@ const broken = `{
   "admin_pth": "/ops",
   "admin_path": "ops",
   "store_timeout_ms": "5",
+  "store_timeout": "0.01",
   "hsts_max_age": "-1",
   "upstash_url": "https://your-database.upstash.io"
 }`
@@ -73,11 +76,27 @@ func TestCheck(t *testing.T) {
 			`error: bypass.bypass_methods[0]: "GET /" is not a method`,
 			`error: admin_pth: unknown key, which the waiting room never reads`,
 			`error: admin_path: "ops" must be a path below /`,
-			`error: store_timeout_ms: "5" must be a whole number of milliseconds from 50 to 30000`,
+			`error: store_timeout_ms was renamed store_timeout, in seconds, which is set: delete store_timeout_ms`,
+			`error: store_timeout: "0.01" must be a number of seconds from 0.05 to 30; using 1.5`,
 			`error: hsts_max_age: "-1" must be a whole number of seconds`,
 			`error: config upstash_url is the placeholder`,
 			`warning: room.unlisted: room "unlisted" is not listed in rooms, so it is never used`,
-			"9 error(s)",
+			"10 error(s)",
+		}},
+		{"old names", []string{"check", "-"},
+			`{"rooms":"a","room.a":{"paths":["/"],"max_active_users":5,"refresh_seconds":5},"store_timeout_ms":"1500","sandbox_seconds":"60"}`, 1, []string{
+				`error: store_timeout_ms was renamed store_timeout, in seconds: set store_timeout instead`,
+				`error: sandbox_seconds was renamed sandbox_lifetime, in seconds: set sandbox_lifetime instead`,
+				`error: invalid room: room "a": refresh_seconds was renamed refresh, in seconds`,
+				"3 error(s)",
+			}},
+		{"the help lists every key from the table", []string{"help"}, "", 0, []string{
+			"config store keys",
+			"  store_timeout            a number of seconds from 0.05 to 30; default 1.5\n",
+			"  sandbox_requests         a whole number of requests from 1 to 10000; default 100 (Go build), 20 (TinyGo build)\n",
+			"  refresh                  a whole number of seconds from 1 to 600; default 10\n",
+			"  snapshot_ttl             a number of seconds from 0 (ask the store at every poll) to 10; default 1\n",
+			"  snapshot_ttl_ms          snapshot_ttl_ms was renamed snapshot_ttl, in seconds\n",
 		}},
 		{"a value over the store's limit", []string{"check", "-"}, long, 1,
 			[]string{"error: room.a: 8040 characters, over the config store's limit of 8000"}},
@@ -94,6 +113,18 @@ func TestCheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			checkOutput(t, runWith(tc.args, tc.stdin), tc.code, tc.want)
 		})
+	}
+}
+
+// The help names every key and room setting of package settings' table.
+func TestHelpListsTheTable(t *testing.T) {
+	r := runWith([]string{"help"}, "")
+	for _, table := range [][]settings.Setting{settings.Store[:], settings.Room[:]} {
+		for _, s := range table {
+			if !strings.Contains(r.stdout, "\n  "+s.Name+" ") {
+				t.Errorf("the help lacks %s", s.Name)
+			}
+		}
 	}
 }
 

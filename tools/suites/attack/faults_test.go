@@ -16,7 +16,7 @@ func TestAStoreOutageCostsNobodyTheirPlaceOrSession(t *testing.T) {
 	t.Parallel()
 	// queue_timeout 30 (the smallest allowed), claim_window 6, heartbeat
 	// 10 s (a third of inactivity_timeout).
-	e := start(t, shop(`{"paths":["/"],"max_active_users":1,"refresh_seconds":1,"claim_window":6,"queue_timeout":30,"inactivity_timeout":30}`), nil)
+	e := start(t, shop(`{"paths":["/"],"max_active_users":1,"refresh":1,"claim_window":6,"queue_timeout":30,"inactivity_timeout":30}`), nil)
 	const outage = 45 * time.Second
 	shopper, first, second := e.visitor(), e.visitor(), e.visitor()
 	shopper.enter("/")
@@ -54,7 +54,7 @@ func TestAStoreOutageCostsNobodyTheirPlaceOrSession(t *testing.T) {
 // second place.
 func TestALostAnswerCostsNoClaim(t *testing.T) {
 	t.Parallel()
-	e := start(t, shop(`{"paths":["/"],"max_active_users":2,"refresh_seconds":1,"claim_window":6}`), nil)
+	e := start(t, shop(`{"paths":["/"],"max_active_users":2,"refresh":1,"claim_window":6}`), nil)
 	shopper, v := e.visitor(), e.visitor()
 	shopper.enter("/")
 	e.control("shop", "pause", 0)

@@ -11,7 +11,7 @@ import (
 // same guards as a first join.
 
 // lapsedRoom calls quickly and lets a called ticket lapse within seconds.
-const lapsedRoom = `{"paths":["/"],"max_active_users":1,"refresh_seconds":1,"claim_window":6}`
+const lapsedRoom = `{"paths":["/"],"max_active_users":1,"refresh":1,"claim_window":6}`
 
 // lapse lets the called ticket of v lapse: v stops polling past the claim
 // window while another visitor keeps the room busy (line time runs as
@@ -92,7 +92,7 @@ func TestALapsedTicketPassIsNoJoinToken(t *testing.T) {
 // the store took the free place back for V, past queue-all and past W.
 func TestALapsedSessionWaitsWhileTheRoomQueuesAll(t *testing.T) {
 	t.Parallel()
-	e := start(t, shop(`{"paths":["/"],"max_active_users":1,"refresh_seconds":1,"inactivity_timeout":10}`), nil)
+	e := start(t, shop(`{"paths":["/"],"max_active_users":1,"refresh":1,"inactivity_timeout":10}`), nil)
 	v, w := e.visitor(), e.visitor()
 	v.enter("/")
 	if p := w.poll(); p.Status != "waiting" {

@@ -10,7 +10,7 @@ import (
 )
 
 func TestTwoTabsClaimingOneTicketShareOneSession(t *testing.T) {
-	e := start(t, shop(`{"paths":["/"],"new_users_per_minute":0.01,"burst":1,"refresh_seconds":1,"claim_window":30}`), nil)
+	e := start(t, shop(`{"paths":["/"],"new_users_per_minute":0.01,"burst":1,"refresh":1,"claim_window":30}`), nil)
 	e.visitor().enter("/") // takes the burst
 	v := e.visitor()
 	v.poll()
@@ -160,7 +160,7 @@ func TestAnEndedSessionsOldPassCannotOvershootCapacity(t *testing.T) {
 	} {
 		t.Run(end.name, func(t *testing.T) {
 			t.Parallel()
-			e := start(t, shop(`{"paths":["/"],"max_active_users":1,"refresh_seconds":1,"claim_window":6,"inactivity_timeout":30}`), nil)
+			e := start(t, shop(`{"paths":["/"],"max_active_users":1,"refresh":1,"claim_window":6,"inactivity_timeout":30}`), nil)
 			a, next := e.visitor(), e.visitor()
 			a.enter("/")
 			if p := next.poll(); p.Status != "waiting" {

@@ -16,7 +16,7 @@ func TestStoreCallsPerRequestKind(t *testing.T) {
 	t.Parallel()
 	// The snapshot lives 10 s, so that the far visitor's two polls below
 	// fall within one however slow the machine.
-	e := startRoom(t, loadTimeout, strings.Replace(room, `"queue_timeout":300`, `"queue_timeout":300,"joins_per_ip_per_minute":0,"snapshot_ttl_ms":10000`, 1))
+	e := startRoom(t, loadTimeout, strings.Replace(room, `"queue_timeout":300`, `"queue_timeout":300,"joins_per_ip_per_minute":0,"snapshot_ttl":10`, 1))
 	(&visitor{e: e}).get("/") // takes the burst
 	v := &visitor{e: e}
 	origin := func(a answer) bool { return strings.Contains(a.body, "You reached the origin") }

@@ -22,7 +22,7 @@ import (
 // first visitor in line; the open room lets everyone in at once. Nobody
 // is limited by joins per address: every client here is 127.0.0.1.
 const (
-	cookieShop = `{"paths":["/"],"new_users_per_minute":0.01,"burst":1,"refresh_seconds":5,"queue_timeout":300,"joins_per_ip_per_minute":0}`
+	cookieShop = `{"paths":["/"],"new_users_per_minute":0.01,"burst":1,"refresh":5,"queue_timeout":300,"joins_per_ip_per_minute":0}`
 	cookieOpen = `{"paths":["/open/","/upload"],"max_active_users":1000,"joins_per_ip_per_minute":0}`
 	// browserUA is the User-Agent of every client here, which the
 	// arrival mark is bound to.

@@ -28,7 +28,7 @@ import (
 
 const (
 	adminPassword = "dev-admin-password"
-	room          = `{"paths":["/"],"bypass_paths":["/static/"],"new_users_per_minute":0.01,"burst":1,"refresh_seconds":5,"queue_timeout":300}`
+	room          = `{"paths":["/"],"bypass_paths":["/static/"],"new_users_per_minute":0.01,"burst":1,"refresh":5,"queue_timeout":300}`
 	// storeTimeout is short in the fault test, to see the busy page come
 	// quickly; loadTimeout keeps 32 concurrent instances on 2 cores from
 	// timing out on a healthy store.

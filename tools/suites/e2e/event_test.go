@@ -18,7 +18,7 @@ import (
 // an hour ago; starts is when the sale opens.
 func eventRoom(now, starts time.Time) string {
 	stamp := func(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
-	return fmt.Sprintf(`{"paths":["/"],"mode":"reject","refresh_seconds":5,"queue_timeout":300,"events":[{"name":"drop",
+	return fmt.Sprintf(`{"paths":["/"],"mode":"reject","refresh":5,"queue_timeout":300,"events":[{"name":"drop",
 		"prequeue_from":%q,"starts":%q,"ends":%q,"overrides":{"max_active_users":1}}]}`,
 		stamp(now.Add(-time.Hour)), stamp(starts), stamp(now.Add(48*time.Hour)))
 }
@@ -129,7 +129,7 @@ func TestScheduledSaleThroughTheWasm(t *testing.T) {
 // pq to ends with its start at starts.
 func weeklyRoom(pq, starts, ends time.Time) string {
 	stamp := func(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
-	return fmt.Sprintf(`{"paths":["/"],"mode":"reject","refresh_seconds":5,"queue_timeout":300,"events":[{"name":"weekly",
+	return fmt.Sprintf(`{"paths":["/"],"mode":"reject","refresh":5,"queue_timeout":300,"events":[{"name":"weekly",
 		"prequeue_from":%q,"starts":%q,"ends":%q,"overrides":{"max_active_users":5}}]}`, stamp(pq), stamp(starts), stamp(ends))
 }
 

@@ -39,7 +39,7 @@ func (v *visitor) ping() heartbeatAnswer {
 // half a minute.
 func TestHeartbeatKeepsAReader(t *testing.T) {
 	t.Parallel()
-	e := startRoom(t, loadTimeout, `{"paths":["/"],"max_active_users":1,"refresh_seconds":1,"claim_window":6,"inactivity_timeout":10,"session_duration":600,"leave_beacon":true}`)
+	e := startRoom(t, loadTimeout, `{"paths":["/"],"max_active_users":1,"refresh":1,"claim_window":6,"inactivity_timeout":10,"session_duration":600,"leave_beacon":true}`)
 	a, b := &visitor{e: e}, &visitor{e: e}
 	page := a.get("/article")
 	if !strings.Contains(page.body, origin) || b.in("/") {

@@ -15,7 +15,7 @@ import (
 // edge serves on the next request, and clearing it restores the config.
 func TestLiveModes(t *testing.T) {
 	t.Parallel()
-	const config = `{"paths":["/"],"max_active_users":1,"refresh_seconds":1,"claim_window":6,"inactivity_timeout":30}`
+	const config = `{"paths":["/"],"max_active_users":1,"refresh":1,"claim_window":6,"inactivity_timeout":30}`
 	e := startRoom(t, loadTimeout, config)
 	room, err := queue.ParseRoom("shop", []byte(config))
 	if err != nil {

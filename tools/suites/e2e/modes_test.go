@@ -68,7 +68,7 @@ func TestCapacityFreedByBeacon(t *testing.T) {
 	t.Parallel()
 	// inactivity 10 s: a heartbeat of 3 s, how long a's pass admits
 	// without asking the store, and so how long a's place is held.
-	e := startRoom(t, loadTimeout, `{"paths":["/"],"max_active_users":2,"refresh_seconds":1,"claim_window":6,"inactivity_timeout":10}`)
+	e := startRoom(t, loadTimeout, `{"paths":["/"],"max_active_users":2,"refresh":1,"claim_window":6,"inactivity_timeout":10}`)
 	a, b, c := &visitor{e: e}, &visitor{e: e}, &visitor{e: e}
 	if !a.in("/") || !b.in("/") {
 		t.Fatal("the first two visitors should fill the capacity of 2")
@@ -92,7 +92,7 @@ func TestCapacityFreedByBeacon(t *testing.T) {
 
 func TestSessionExpiresByInactivity(t *testing.T) {
 	t.Parallel()
-	e := startRoom(t, loadTimeout, `{"paths":["/"],"max_active_users":1,"refresh_seconds":1,"claim_window":6,"inactivity_timeout":10,"session_duration":60}`)
+	e := startRoom(t, loadTimeout, `{"paths":["/"],"max_active_users":1,"refresh":1,"claim_window":6,"inactivity_timeout":10,"session_duration":60}`)
 	a, b := &visitor{e: e}, &visitor{e: e}
 	if !a.in("/") || b.in("/") {
 		t.Fatal("setup: a in, b waiting")
@@ -112,7 +112,7 @@ func TestSessionExpiresByInactivity(t *testing.T) {
 
 func TestQueueTimeoutAndNoShow(t *testing.T) {
 	t.Parallel()
-	e := startRoom(t, loadTimeout, `{"paths":["/"],"max_active_users":1,"refresh_seconds":1,"claim_window":6,"queue_timeout":30}`)
+	e := startRoom(t, loadTimeout, `{"paths":["/"],"max_active_users":1,"refresh":1,"claim_window":6,"queue_timeout":30}`)
 	a, gone, noShow, c := &visitor{e: e}, &visitor{e: e}, &visitor{e: e}, &visitor{e: e}
 	a.get("/")
 	gone.get("/")   // ticket 2: never polls again
@@ -146,7 +146,7 @@ func TestQueueTimeoutAndNoShow(t *testing.T) {
 
 func TestPauseAndQueueAll(t *testing.T) {
 	t.Parallel()
-	e := startRoom(t, loadTimeout, `{"paths":["/"],"max_active_users":3,"refresh_seconds":1,"claim_window":6}`)
+	e := startRoom(t, loadTimeout, `{"paths":["/"],"max_active_users":3,"refresh":1,"claim_window":6}`)
 	a, b, c := &visitor{e: e}, &visitor{e: e}, &visitor{e: e}
 	if !a.in("/") {
 		t.Fatal("setup")
@@ -211,7 +211,7 @@ func TestStoreErrorModes(t *testing.T) {
 
 func TestOriginCommands(t *testing.T) {
 	t.Parallel()
-	e := startRoom(t, loadTimeout, `{"paths":["/"],"max_active_users":1,"refresh_seconds":1,"claim_window":6,"inactivity_timeout":10}`)
+	e := startRoom(t, loadTimeout, `{"paths":["/"],"max_active_users":1,"refresh":1,"claim_window":6,"inactivity_timeout":10}`)
 	a, b, c, d := &visitor{e: e}, &visitor{e: e}, &visitor{e: e}, &visitor{e: e}
 	a.get("/")
 	b.get("/")
@@ -251,7 +251,7 @@ func TestOriginCommands(t *testing.T) {
 
 func TestRandomMode(t *testing.T) {
 	t.Parallel()
-	e := startRoom(t, loadTimeout, `{"paths":["/"],"mode":"random","max_active_users":2,"refresh_seconds":1,"claim_window":6}`)
+	e := startRoom(t, loadTimeout, `{"paths":["/"],"mode":"random","max_active_users":2,"refresh":1,"claim_window":6}`)
 	var waiting []*visitor
 	for i := 0; i < 8; i++ {
 		v := &visitor{e: e}

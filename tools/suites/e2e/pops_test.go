@@ -16,7 +16,7 @@ import (
 func TestTwoPOPs(t *testing.T) {
 	const n = 40
 	e := startStack(t, loadTimeout, strings.Replace(room, `"queue_timeout":300`,
-		`"queue_timeout":300,"claim_window":3600,"joins_per_ip_per_minute":0,"snapshot_ttl_ms":10000`, 1), nil, "FRA", "LHR")
+		`"queue_timeout":300,"claim_window":3600,"joins_per_ip_per_minute":0,"snapshot_ttl":10`, 1), nil, "FRA", "LHR")
 	pops := e.stack.POPs
 	(&visitor{e: e}).get("/") // takes the burst
 	visitors := make([]*visitor, n)

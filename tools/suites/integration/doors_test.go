@@ -14,7 +14,7 @@ import (
 
 // doorsRoom lets places lapse within seconds and limits joins to two a
 // minute per client.
-const doorsRoom = `{"paths":["/"],"max_active_users":1,"refresh_seconds":1,"claim_window":6,"queue_timeout":30,
+const doorsRoom = `{"paths":["/"],"max_active_users":1,"refresh":1,"claim_window":6,"queue_timeout":30,
 	"inactivity_timeout":10,"joins_per_ip_per_minute":2,"priority_share":0.5}`
 
 // minuteJoins is the edge's join limit as Edge Rate Limiting would count

@@ -32,7 +32,7 @@ var (
 	otherKey    = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 32))
 	testKeySet  = "k1:" + testKey
 	adminPass   = "correct horse battery staple"
-	shopRoom    = `{"hosts":["shop.test"],"paths":["/"],"bypass_paths":["/static/"],"new_users_per_minute":60,"burst":1,"refresh_seconds":10}`
+	shopRoom    = `{"hosts":["shop.test"],"paths":["/"],"bypass_paths":["/static/"],"new_users_per_minute":60,"burst":1,"refresh":10}`
 	eventRoom   = `{"paths":["/event/"],"new_users_per_minute":1,"burst":1,"cookie_name":"ev"}`
 	cookieShop  = "wr_shop"
 	passPattern = regexp.MustCompile(`^wr_shop=([^;]+); Path=/; Max-Age=(\d+); HttpOnly; Secure; SameSite=Lax$`)
@@ -492,7 +492,7 @@ func TestCookieHeadersOfAllShapes(t *testing.T) {
 
 func TestStoreOutageHoldsVisitorsAndKeepsPlaces(t *testing.T) {
 	e := newEnv(t)
-	e.config[edge.KeyStoreTimeoutMS] = "300"
+	e.config[edge.KeyStoreTimeout] = "0.3"
 	e.get(shop + "/")
 	ticket := pass(t, e.get(shop+"/")) // ticket 2, waiting
 	for _, f := range []upstashdev.Faults{{Status: 503}, {Drop: true}, {LatencyMS: 2000}} {
@@ -533,7 +533,7 @@ func TestStoreOutageHoldsVisitorsAndKeepsPlaces(t *testing.T) {
 // heartbeat, so only one request per heartbeat waits on the store.
 func TestABrownoutCostsOneSlowRequestPerHeartbeat(t *testing.T) {
 	e := newEnv(t)
-	e.config[edge.KeyStoreTimeoutMS] = "300"
+	e.config[edge.KeyStoreTimeout] = "0.3"
 	session := pass(t, e.get(shop+"/")) // admitted by the burst
 	keys, err := queue.ParseKeySet(testKeySet)
 	if err != nil {
@@ -629,8 +629,8 @@ func TestBadConfiguration(t *testing.T) {
 			shop + "/", 503, "not configured yet", "need at least 32", false},
 		{"no upstash url", func(e *env) { delete(e.config, edge.KeyUpstashURL) },
 			shop + "/", 503, "not configured yet", "upstash_url", false},
-		{"bad store timeout falls back", func(e *env) { e.config[edge.KeyStoreTimeoutMS] = "soon" },
-			shop + "/", 200, "origin saw", "store_timeout_ms", true},
+		{"bad store timeout falls back", func(e *env) { e.config[edge.KeyStoreTimeout] = "soon" },
+			shop + "/", 200, "origin saw", "store_timeout", true},
 		{"wrong upstash token is busy, not an error page", func(e *env) { e.secrets[edge.SecretUpstashToken] = "nope" },
 			shop + "/", 503, "We are busy", "refused credentials", false},
 	}

@@ -25,7 +25,7 @@ func pausedLanes(t *testing.T, share float64) (*store.Upstash, store.Policy, *li
 // TestPriorityLaneTakesItsShareExactly: with both lanes full, every run
 // of calls gives the priority lane its share, within one call either way,
 // for shares that are no fraction 1/n (0.3) and above a half (up to
-// queue.MaxPriorityShare): what a regular call earns short of a whole call
+// priority_share's maximum, 0.9): what a regular call earns short of a whole call
 // carries over to the next. Calls made while the lane was empty bank it
 // one call, not more.
 func TestPriorityLaneTakesItsShareExactly(t *testing.T) {

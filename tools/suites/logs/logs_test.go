@@ -39,7 +39,7 @@ func start(t testing.TB, config map[string]string) *env {
 	opts.Adjust = func(m *fastlyhost.Manifest) {
 		cfg := m.ConfigStores[devstack.ConfigStore]
 		// A loaded machine's store calls must not answer busy.
-		cfg["store_timeout_ms"] = "5000"
+		cfg["store_timeout"] = "5"
 		for k, v := range config {
 			cfg[k] = v
 			if v == "" {

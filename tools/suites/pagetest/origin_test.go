@@ -61,7 +61,7 @@ func TestOriginPageScript(t *testing.T) {
 		next := st.visitor()
 		next.waits(t, "/read/")
 		if !headless.Await(within+2*inactivity, func() bool {
-			time.Sleep(2 * time.Second) // the room's refresh_seconds
+			time.Sleep(2 * time.Second) // the room's refresh
 			if p := next.place(t, "/read/"); p.Status != "waiting" {
 				t.Fatalf("after %v (the inactivity timeout is %v, %d heartbeats answered), the next visitor is %s: the reader's heartbeats did not keep their session",
 					time.Since(began).Round(time.Second), inactivity, heartbeats(reader), p.Status)

@@ -25,16 +25,16 @@ import (
 // while its pass may still admit without the store, a third of the
 // inactivity timeout). The outlet is closed.
 const (
-	shopRoom = `{"paths":["/"],"max_active_users":1,"refresh_seconds":2,"queue_timeout":3600,"claim_window":3600,` +
+	shopRoom = `{"paths":["/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,"claim_window":3600,` +
 		`"inactivity_timeout":3600,"session_duration":3600,"title":"Example Shop",` +
 		`"message":"The summer sale is on: thank you for waiting.",` +
 		`"texts":{"de":{"message":"Der Sommerschlussverkauf läuft: danke fürs Warten."}}}`
-	readingRoom = `{"paths":["/read/"],"max_active_users":1,"refresh_seconds":2,"queue_timeout":3600,"inactivity_timeout":10,"session_duration":3600}`
-	exitRoom    = `{"paths":["/away/"],"max_active_users":1,"refresh_seconds":2,"queue_timeout":3600,` +
+	readingRoom = `{"paths":["/read/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,"inactivity_timeout":10,"session_duration":3600}`
+	exitRoom    = `{"paths":["/away/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,` +
 		`"inactivity_timeout":30,"session_duration":3600,"leave_beacon":true}`
 	outletRoom = `{"paths":["/outlet/"],"mode":"reject","max_active_users":1}`
 	// shutRoom is closed live by the operator while a visitor waits.
-	shutRoom = `{"paths":["/shut/"],"max_active_users":1,"refresh_seconds":2,"queue_timeout":3600,` +
+	shutRoom = `{"paths":["/shut/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,` +
 		`"inactivity_timeout":3600,"session_duration":3600}`
 )
 

@@ -63,7 +63,7 @@ func start(t *testing.T, config map[string]string, adjust func(*fastlyhost.Manif
 			for k, v := range config {
 				cfg[k] = v
 			}
-			cfg["store_timeout_ms"] = fmt.Sprint(storeTimeout.Milliseconds())
+			cfg["store_timeout"] = fmt.Sprint(storeTimeout.Seconds())
 		}
 		if adjust != nil {
 			adjust(m)

@@ -1,0 +1,21 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestReferenceIsCurrent fails while the committed docs/configuration.md
+// differs from what the table writes.
+func TestReferenceIsCurrent(t *testing.T) {
+	path := filepath.Join("..", "..", "docs", "configuration.md")
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := reference(); !bytes.Equal(got, want) {
+		t.Fatalf("%s differs from the settings table: run make docs-config (go generate ./settings)", path)
+	}
+}
