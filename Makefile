@@ -7,7 +7,7 @@
 #   make serve   the waiting room locally (see README.md)
 #   make panel-screenshot  docs/admin-panel.png and docs/admin-panel-phone.png: the admin panel in headless Chromium (tools/suites/paneltest)
 #   make page-screenshots  docs/queue-*.png: the queue page in headless Chromium (tools/suites/pagetest)
-#   make docs-config  docs/configuration.md, from the settings table (settings/settings.go)
+#   make docs  docs/configuration.md, from the settings table (settings/settings.go)
 #   make bin/wrconfig  the config checker: bin/wrconfig check devconfig.json; bin/wrconfig explain HOST PATH [flags]
 #   make conformance  the Fastly Go SDK's own test suites against the local host; rewrites tools/fastlyhost/README.md's table
 #   make bench   the benchmark: writes BENCHMARKS.md and docs/flashcrowd.svg (make bench-large: 1,000,000 visitors;
@@ -30,13 +30,13 @@ TINYGO_TEST := PATH="$(CURDIR)/bin:$$PATH" tools/build-wasm run-tinygo test -tar
 # Set in CI: a machine that should have TinyGo fails instead of skipping its leg.
 REQUIRE_TINYGO ?=
 
-.PHONY: docs-config build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz model serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-pops bench-pops-large bench-host panel-screenshot page-screenshots clean
+.PHONY: docs build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz model serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-pops bench-pops-large bench-host panel-screenshot page-screenshots clean
 
 build: bin/main.wasm
 
 # The configuration reference is written from the one table of settings; a
 # test (settings/gendoc) fails while the committed file differs.
-docs-config:
+docs:
 	go generate ./settings
 
 bin/main.wasm: $(EDGE_SOURCES) tools/build-wasm

@@ -18,7 +18,7 @@
 // Reader in package edge (LoadSettings, or LoadSandboxLimits for what a
 // sandbox reads once), or give a room setting its field in queue.Room (a
 // number also its entry in Room.numbers, where it gets its default and
-// range); then make docs-config. The tests of package queue fail while a
+// range); then make docs. The tests of package queue fail while a
 // room's JSON fields and the table disagree.
 //
 // The tables are arrays of literals, so the package computes nothing at

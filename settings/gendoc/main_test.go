@@ -16,6 +16,6 @@ func TestReferenceIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := reference(); !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from the settings table: run make docs-config (go generate ./settings)", path)
+		t.Fatalf("%s differs from the settings table: run make docs (go generate ./settings)", path)
 	}
 }

@@ -9,8 +9,8 @@
 //   - make targets: every `make <target>` the docs name, in inline code or
 //     in a code block, is a target of the Makefile;
 //   - config keys: every identifier the docs name as code is one the
-//     project knows. A config key is a first-column name of a table in
-//     docs/configuration.md, the generated reference. The docs also name
+//     project knows. A config key is a name in the settings table (package
+//     settings), from which docs/configuration.md is generated. The docs also name
 //     the fields of the visitors' answers, the admin API, the store
 //     script, the log lines and the pages' templates; those words are read
 //     from the files that define them (see vocabulary). What is left, a
@@ -27,6 +27,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/edgequeue/waitingroom/settings"
 )
 
 // root is the repository, from tools/suites/docs.
@@ -171,9 +173,6 @@ func brokenLinks(d *doc, read func(path string) (*doc, error)) []string {
 		if file != "" {
 			path = filepath.Join(filepath.Dir(d.path), filepath.FromSlash(file))
 			_, err := os.Stat(filepath.Join(root, path))
-			if err != nil && pendingFiles[filepath.ToSlash(path)] {
-				continue
-			}
 			if err != nil {
 				problems = append(problems, d.path+":"+itoa(l.n)+": "+target+": no such file")
 				continue
@@ -198,19 +197,7 @@ func brokenLinks(d *doc, read func(path string) (*doc, error)) []string {
 	return problems
 }
 
-// pendingFiles are files the docs link to that another branch of issue 24
-// adds: a link to one is not checked while it is missing. Remove each when
-// it has been merged.
-var pendingFiles = map[string]bool{
-	"docs/configuration.md": true, // generated from the settings table
-}
-
 func TestLinksResolve(t *testing.T) {
-	for f := range pendingFiles {
-		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(f))); err == nil {
-			t.Errorf("%s exists now: remove it from pendingFiles", f)
-		}
-	}
 	cache := map[string]*doc{}
 	read := func(path string) (*doc, error) {
 		if d, ok := cache[path]; ok {
@@ -286,23 +273,12 @@ func makefileTargets(t *testing.T, makefile string) map[string]bool {
 	return targets
 }
 
-// pendingTargets are targets the docs name that another branch of issue 24
-// adds to the Makefile: remove each when it has been merged.
-var pendingTargets = map[string]bool{
-	"docs": true, // go generate ./settings: docs/configuration.md
-}
-
 func TestMakeTargetsExist(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(root, "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	targets := makefileTargets(t, string(b))
-	for name := range pendingTargets {
-		if targets[name] {
-			t.Errorf("make %s is in the Makefile now: remove it from pendingTargets", name)
-		}
-	}
 	for _, want := range []string{"serve", "test", "bench", "bin/wrconfig"} {
 		if !targets[want] {
 			t.Fatalf("the Makefile parser missed %q: %v", want, targets)
@@ -312,7 +288,7 @@ func TestMakeTargetsExist(t *testing.T) {
 	for _, f := range docFiles(t) {
 		for _, l := range readDoc(t, f).makeTargets() {
 			n++
-			if !targets[l.text] && !pendingTargets[l.text] {
+			if !targets[l.text] {
 				t.Errorf("%s:%d: make %s: no such target in the Makefile", f, l.n, l.text)
 			}
 		}
@@ -322,37 +298,15 @@ func TestMakeTargetsExist(t *testing.T) {
 	}
 }
 
-// configKeys reads the config keys from docs/configuration.md: the names in
-// the first column of its tables (a room's `room.<name>` counts as room).
-// It returns nil when the file does not exist.
+// configKeys is every name in the settings table (package settings), from
+// which docs/configuration.md is generated: config store keys, room
+// settings and event fields. Renamed keys are not among them.
 func configKeys(t *testing.T) map[string]bool {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "docs", "configuration.md"))
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return keysOfTables(string(b))
-}
-
-// keysOfTables returns the backticked names in the first cell of each
-// table row, less the header and rule rows.
-func keysOfTables(text string) map[string]bool {
 	keys := map[string]bool{}
-	name := regexp.MustCompile("`([^`]+)`")
-	for _, l := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(l, "|") {
-			continue
-		}
-		cells := strings.Split(l, "|")
-		if len(cells) < 3 {
-			continue
-		}
-		for _, m := range name.FindAllStringSubmatch(cells[1], -1) {
-			k, _, _ := strings.Cut(m[1], ".<")
-			keys[k] = true
+	for _, table := range [][]settings.Setting{settings.Store[:], settings.Room[:], settings.Event[:]} {
+		for _, s := range table {
+			keys[s.Name] = true
 		}
 	}
 	return keys
@@ -452,27 +406,36 @@ func unknownNames(d *doc, keys, words map[string]bool) []string {
 		if keys[name] || words[name] || notKeys[name] || strings.HasPrefix(name, "fastly_") {
 			continue
 		}
-		problems = append(problems, d.path+":"+itoa(l.n)+": `"+name+"` is no config key in docs/configuration.md, nor a name the project defines")
+		problems = append(problems, d.path+":"+itoa(l.n)+": `"+name+"` is no config key in the settings table, nor a name the project defines")
 	}
 	return problems
 }
 
 func TestConfigKeysExist(t *testing.T) {
 	keys := configKeys(t)
-	if keys == nil {
-		t.Skip("docs/configuration.md does not exist yet: it is generated from the settings table")
-	}
 	for _, want := range []string{"rooms", "max_active_users", "on_store_error"} {
 		if !keys[want] {
-			t.Fatalf("docs/configuration.md's tables do not name %q: is the table reader still right? %v", want, sorted(keys))
+			t.Fatalf("the settings table does not name %q: %v", want, sorted(keys))
 		}
 	}
 	words := vocabulary(t)
+	// The changelog names the keys a release renamed; no other page may.
+	old := map[string]bool{}
+	for k := range keys {
+		old[k] = true
+	}
+	for _, r := range settings.Renames {
+		old[r.Old] = true
+	}
 	for _, f := range docFiles(t) {
-		if f == filepath.Join("docs", "configuration.md") {
+		known := keys
+		switch f {
+		case filepath.Join("docs", "configuration.md"):
 			continue
+		case filepath.Join("docs", "changelog.md"):
+			known = old
 		}
-		for _, p := range unknownNames(readDoc(t, f), keys, words) {
+		for _, p := range unknownNames(readDoc(t, f), known, words) {
 			t.Error(p)
 		}
 	}
