@@ -9,12 +9,13 @@
 #   make page-screenshots  docs/queue-*.png: the queue page in headless Chromium (tools/suites/pagetest)
 #   make bin/wrconfig  the config checker: bin/wrconfig check devconfig.json; bin/wrconfig explain HOST PATH [flags]
 #   make conformance  the Fastly Go SDK's own test suites against the local host; rewrites README.md's table
-#   make bench   the benchmark: writes BENCHMARKS.md and docs/flashcrowd.svg (make bench-large: 1,000,000 visitors;
-#                make bench-floods: only the bot floods, rewritten in place in BENCHMARKS.md;
-#                make bench-fairness: only the fairness of the line and of the draw, likewise;
-#                make bench-heartbeat: only the heartbeat's utilisation, likewise;
-#                make bench-pops: only waiting's cost with a snapshot of the line per POP, at 100,000 visitors,
-#                likewise; make bench-pops-large: the same at 1,000,000, its own section of BENCHMARKS.md)
+#   make bench   the benchmark: BENCHMARKS.md and docs/flashcrowd.svg. Each section of BENCHMARKS.md is written
+#                by one target, which leaves the others as they are (tools/benchreport/sections.go); make bench
+#                writes the flash crowd, end to end and hot paths, then runs bench-floods (the bot floods),
+#                bench-fairness (the line's and the draw's), bench-heartbeat (utilisation) and bench-pops
+#                (waiting's cost with a snapshot per POP, 100,000 visitors). Apart: bench-pops-large (the same at
+#                1,000,000), bench-host (fresh against reused sandboxes), figures (module sizes, CLI version);
+#                make bench-large: make bench's own sections at 1,000,000 visitors, in BENCHMARKS-large.md.
 
 SHELL := /bin/bash
 TOOLCHAIN ?= auto
@@ -29,7 +30,7 @@ TINYGO_TEST := PATH="$(CURDIR)/bin:$$PATH" tools/build-wasm run-tinygo test -tar
 # Set in CI: a machine that should have TinyGo fails instead of skipping its leg.
 REQUIRE_TINYGO ?=
 
-.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz model serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-pops bench-pops-large bench-host panel-screenshot page-screenshots clean
+.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz model serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-pops bench-pops-large bench-host figures prereqs panel-screenshot page-screenshots clean
 
 build: bin/main.wasm
 
@@ -155,6 +156,7 @@ bench:
 		-wasm ../bin/main.go.wasm -hotpaths-wasm ../bin/bench/hotpaths-go-wasm.txt $$(cat ../bin/bench/tinygo-flags 2>/dev/null) \
 		-missing "$$(cat ../bin/bench/missing 2>/dev/null)" \
 		-manifest ../fastly.toml -out ../$(BENCH_OUT) -plot ../$(BENCH_PLOT) -command "$(BENCH_COMMAND)" $(BENCH_FLAGS)
+	$(if $(filter -large,$(BENCH_FLAGS)),,$(MAKE) --no-print-directory bench-floods bench-fairness bench-heartbeat bench-pops)
 
 bench-large:
 	$(MAKE) bench BENCH_COMMAND="make bench-large" BENCH_FLAGS=-large BENCH_OUT=BENCHMARKS-large.md BENCH_PLOT=docs/flashcrowd-large.svg
@@ -188,9 +190,32 @@ bench-pops:
 bench-pops-large:
 	cd tools && go run ./cmd/bench -pops-only -large -out ../$(BENCH_OUT) -command "make bench-pops-large"
 
-# Per-request time of the real wasm in the local host (p50/p99 over 1,000 requests each).
-bench-host: build
-	cd tools && WASM=$(CURDIR)/bin/main.wasm go test -run '^$$' -bench . -benchtime 1000x ./suites/e2e
+# The reusable sandboxes' section of BENCHMARKS.md: one request at a time through
+# the local host, fresh sandboxes against reused ones (tools/suites/e2e's
+# BenchmarkQueuePage and BenchmarkForwarded, HOST_REQUESTS each), against the Go
+# build and, where a usable TinyGo is installed, the TinyGo build.
+HOST_REQUESTS ?= 300
+HOST_BENCH = go test -run '^$$' -bench 'QueuePage|Forwarded' -benchtime $(HOST_REQUESTS)x ./suites/e2e
+bench-host: bin/main.go.wasm
+	@mkdir -p bin/bench && date +%s > bin/bench/host-started
+	@rm -f bin/bench/host-tinygo-flags bin/bench/host-missing
+	cd tools && WASM=$(CURDIR)/bin/main.go.wasm $(HOST_BENCH) | tee ../bin/bench/host-go.txt
+	@if why=$$(tools/build-wasm check-tinygo 2>&1); then \
+		$(MAKE) bin/main.tinygo.wasm && \
+		(cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm $(HOST_BENCH)) | tee bin/bench/host-tinygo.txt && \
+		echo "-tinygo-host ../bin/bench/host-tinygo.txt -tinygo-version $$(tools/build-wasm run-tinygo version | sed -n 's/^tinygo version \([^ ]*\).*/\1/p')" > bin/bench/host-tinygo-flags; \
+	else echo "bench-host: $$why: the TinyGo build is not measured"; echo "TinyGo ($$why)" > bin/bench/host-missing; fi
+	cd tools && go run ./cmd/bench -host-only -host ../bin/bench/host-go.txt $$(cat ../bin/bench/host-tinygo-flags 2>/dev/null) \
+		-host-requests $(HOST_REQUESTS) -missing "$$(cat ../bin/bench/host-missing 2>/dev/null)" -out ../$(BENCH_OUT) -command "make bench-host"
+
+# The figures the docs quote (BENCHMARKS.md, "Figures the docs quote"): the size of
+# each build's module and the Fastly CLI version tools/fastlycli installs. TinyGo's
+# module is required: it is the one most users ship. (tools/benchreport's test
+# compares the section with package.json, and with the modules when they are built.)
+figures: bin/main.go.wasm bin/main.tinygo.wasm
+	cd tools && go run ./cmd/bench -figures-only -wasm ../bin/main.go.wasm -tinygo-wasm ../bin/main.tinygo.wasm \
+		-tinygo-version $$(../tools/build-wasm run-tinygo version | sed -n 's/^tinygo version \([^ ]*\).*/\1/p') \
+		-cli-package fastlycli/package.json -out ../$(BENCH_OUT) -command "make figures"
 
 # The admin panel's screenshot in the README: tools/suites/paneltest in headless
 # Chromium against the Go build, writing docs/admin-panel.png.
