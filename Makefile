@@ -235,8 +235,12 @@ bin/wrconfig: $(EDGE_SOURCES) $(wildcard tools/cmd/wrconfig/*.go) tools/go.mod
 
 # POPS=2 runs two hosts, two POPs with their own caches, on 7676 and 7677.
 POPS ?= 1
+# The first make serve compiles the tools module (wazero among it) and the
+# wasm, minutes on 2 cores: each step says what it does, go build -v names
+# each package as it compiles it, and later runs reuse both.
 serve: build
-	cd tools && go build -o ../bin/serve ./cmd/serve
+	@echo "serve: building the local host, bin/serve (the first time a few minutes: go build -v lists each package it compiles; later runs take seconds)"
+	cd tools && go build -v -o ../bin/serve ./cmd/serve
 	exec bin/serve -C fastly.toml -wasm bin/main.wasm -pops $(POPS)
 
 clean:
