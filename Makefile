@@ -1,7 +1,8 @@
 # The edge waiting room: build, test and run.
 #
 #   make build   bin/main.wasm (TinyGo when a usable one is installed, else Go; TOOLCHAIN=go|tinygo forces one)
-#   make test    every test: edge module (this Go, Go 1.23, TinyGo), tools module, end to end on both wasm builds
+#   make prereqs what the tests need (tools/prereqs): installs it where it can, else says in one line what is missing
+#   make test    make prereqs, then every test: edge module (this Go, Go 1.23, TinyGo), tools module, end to end on both wasm builds
 #   make fuzz    every Fuzz target of the edge module, FUZZTIME (20s) each (CI runs it after make test)
 #   make model   the model-based tests of the store script and the join limit, MODELCHECKS (2000) sequences (CI too)
 #   make serve   the waiting room locally (see README.md)
@@ -29,8 +30,13 @@ WAZERO := $(CURDIR)/bin/wazero
 TINYGO_TEST := PATH="$(CURDIR)/bin:$$PATH" tools/build-wasm run-tinygo test -target=wasip1-wazero -tags=nofastlyhostcalls
 # Set in CI: a machine that should have TinyGo fails instead of skipping its leg.
 REQUIRE_TINYGO ?=
+# TinyGo as make prereqs installed it from ../shared/toolchains, when it is not on PATH.
+PREREQS_TINYGO := $(shell cat bin/prereqs/tinygo-dir 2>/dev/null)
+ifneq ($(PREREQS_TINYGO),)
+export PATH := $(PREREQS_TINYGO):$(PATH)
+endif
 
-.PHONY: build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz model serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-pops bench-pops-large bench-host figures prereqs panel-screenshot page-screenshots clean
+.PHONY: build test test-all test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz model serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-pops bench-pops-large bench-host figures prereqs panel-screenshot page-screenshots clean
 
 build: bin/main.wasm
 
@@ -47,7 +53,15 @@ bin/main.tinygo.wasm: $(EDGE_SOURCES) tools/build-wasm tools/tinygo-wasip1.json
 $(WAZERO): tools/go.mod
 	cd tools && go build -o $(WAZERO) github.com/tetratelabs/wazero/cmd/wazero
 
-test: build test-edge test-edge-min test-tools test-tinygo test-conformance
+# make test runs make prereqs first, then every leg in a make that reads
+# what it installed (TinyGo's directory on PATH).
+test: prereqs
+	@$(MAKE) --no-print-directory test-all
+
+test-all: build test-edge test-edge-min test-tools test-tinygo test-conformance
+
+prereqs:
+	tools/prereqs
 
 vet:
 	gofmt -l . | (! grep .) || (echo "gofmt would change the files above" && exit 1)
