@@ -219,7 +219,7 @@ bench-host: bin/main.go.wasm
 		(cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm $(HOST_BENCH)) | tee bin/bench/host-tinygo.txt && \
 		echo "-tinygo-host ../bin/bench/host-tinygo.txt -tinygo-version $$(tools/build-wasm run-tinygo version | sed -n 's/^tinygo version \([^ ]*\).*/\1/p')" > bin/bench/host-tinygo-flags; \
 	else echo "bench-host: $$why: the TinyGo build is not measured"; echo "TinyGo ($$why)" > bin/bench/host-missing; fi
-	cd tools && go run ./cmd/bench -host-only -host ../bin/bench/host-go.txt $$(cat ../bin/bench/host-tinygo-flags 2>/dev/null) \
+	cd tools && go run ./cmd/bench -host-only -started $$(cat ../bin/bench/host-started) -host ../bin/bench/host-go.txt $$(cat ../bin/bench/host-tinygo-flags 2>/dev/null) \
 		-host-requests $(HOST_REQUESTS) -missing "$$(cat ../bin/bench/host-missing 2>/dev/null)" -out ../$(BENCH_OUT) -command "make bench-host"
 
 # The figures the docs quote (BENCHMARKS.md, "Figures the docs quote"): the size of

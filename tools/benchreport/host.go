@@ -104,6 +104,7 @@ func ReuseSection(res Results, runs []HostBench, requests int, took time.Duratio
 	}
 	w("\n- **CPU per request**: the benchmark process's user and system CPU time over the run ÷ requests; the process holds the host and its sandboxes, the REST stand-in, the demo origin and the client (redis-server is another process). The columns by place in the sandbox time each request alone: a sandbox's 1st request pays for starting it.\n")
 	w("- **sandboxes started per request**: 1 when every request has a fresh sandbox; with reuse, 1 ÷ the requests a sandbox served.\n")
+	w("- Why a reused TinyGo sandbox once cost more than a fresh one, and why the TinyGo build's sandboxes serve 20 requests by default, was found by hand with an instrumented TinyGo 0.33 runtime on 2026-11-23: `git show fc82808 -- BENCHMARKS.md` holds that record.\n")
 	w("- This is the local host (wazero), not Fastly: what a fresh sandbox costs there is Fastly's business and may differ; the figures compare the two ways of running the same wasm on the same host.\n")
 	return b.String()
 }
