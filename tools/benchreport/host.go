@@ -31,12 +31,7 @@ func ParseHostBench(r io.Reader) (map[string]map[string]float64, error) {
 		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") || len(f)%2 != 0 {
 			continue
 		}
-		name := strings.TrimPrefix(f[0], "Benchmark")
-		if i := strings.LastIndex(name, "-"); i > 0 {
-			if _, err := strconv.Atoi(name[i+1:]); err == nil {
-				name = name[:i]
-			}
-		}
+		name := benchName(f[0])
 		m := map[string]float64{}
 		for i := 2; i+1 < len(f); i += 2 {
 			v, err := strconv.ParseFloat(f[i], 64)

@@ -89,12 +89,7 @@ func ParseGoBench(r io.Reader) ([]HotPath, error) {
 		if len(f) < 8 || !strings.HasPrefix(f[0], "Benchmark") || f[3] != "ns/op" || f[5] != "B/op" || f[7] != "allocs/op" {
 			continue
 		}
-		h := HotPath{Package: pkg, Name: strings.TrimPrefix(f[0], "Benchmark")}
-		if i := strings.LastIndex(h.Name, "-"); i > 0 {
-			if _, err := strconv.Atoi(h.Name[i+1:]); err == nil {
-				h.Name = h.Name[:i] // the GOMAXPROCS suffix, which wasm runs lack
-			}
-		}
+		h := HotPath{Package: pkg, Name: benchName(f[0])}
 		var err error
 		if h.NsPerOp, err = strconv.ParseFloat(f[2], 64); err != nil {
 			return nil, fmt.Errorf("%q: %w", sc.Text(), err)
@@ -110,6 +105,18 @@ func ParseGoBench(r io.Reader) ([]HotPath, error) {
 		return nil, fmt.Errorf("no benchmark results (with -benchmem) in the hot paths' output")
 	}
 	return out, sc.Err()
+}
+
+// benchName is a benchmark's name from its result line's first field:
+// without "Benchmark" and the GOMAXPROCS suffix, which wasm runs lack.
+func benchName(field string) string {
+	name := strings.TrimPrefix(field, "Benchmark")
+	if i := strings.LastIndex(name, "-"); i > 0 {
+		if _, err := strconv.Atoi(name[i+1:]); err == nil {
+			return name[:i]
+		}
+	}
+	return name
 }
 
 // Build is one compiler's wasm of the service, measured.
