@@ -1,7 +1,8 @@
 # The edge waiting room: build, test and run.
 #
 #   make build   bin/main.wasm (TinyGo when a usable one is installed, else Go; TOOLCHAIN=go|tinygo forces one)
-#   make test    every test: edge module (this Go, Go 1.23, TinyGo), tools module, end to end on both wasm builds
+#   make prereqs what the tests need (tools/prereqs): installs it where it can, else says in one line what is missing
+#   make test    make prereqs, then every test: edge module (this Go, Go 1.23, TinyGo), tools module, end to end on both wasm builds
 #   make fuzz    every Fuzz target of the edge module, FUZZTIME (20s) each (CI runs it after make test)
 #   make model   the model-based tests of the store script and the join limit, MODELCHECKS (2000) sequences (CI too)
 #   make serve   the waiting room locally (see README.md)
@@ -10,12 +11,13 @@
 #   make docs  docs/configuration.md, from the settings table (settings/settings.go)
 #   make bin/wrconfig  the config checker: bin/wrconfig check devconfig.json; bin/wrconfig explain HOST PATH [flags]
 #   make conformance  the Fastly Go SDK's own test suites against the local host; rewrites tools/fastlyhost/README.md's table
-#   make bench   the benchmark: writes BENCHMARKS.md and docs/flashcrowd.svg (make bench-large: 1,000,000 visitors;
-#                make bench-floods: only the bot floods, rewritten in place in BENCHMARKS.md;
-#                make bench-fairness: only the fairness of the line and of the draw, likewise;
-#                make bench-heartbeat: only the heartbeat's utilisation, likewise;
-#                make bench-pops: only waiting's cost with a snapshot of the line per POP, at 100,000 visitors,
-#                likewise; make bench-pops-large: the same at 1,000,000, its own section of BENCHMARKS.md)
+#   make bench   the benchmark: BENCHMARKS.md and docs/flashcrowd.svg. Each section of BENCHMARKS.md is written
+#                by one target, which leaves the others as they are (tools/benchreport/sections.go); make bench
+#                writes the flash crowd, end to end and hot paths, then runs bench-floods (the bot floods),
+#                bench-fairness (the line's and the draw's), bench-heartbeat (utilisation) and bench-pops
+#                (waiting's cost with a snapshot per POP, 100,000 visitors). Apart: bench-pops-large (the same at
+#                1,000,000), bench-host (fresh against reused sandboxes), figures (module sizes, CLI version);
+#                make bench-large: make bench's own sections at 1,000,000 visitors, in BENCHMARKS-large.md.
 
 SHELL := /bin/bash
 TOOLCHAIN ?= auto
@@ -29,8 +31,13 @@ WAZERO := $(CURDIR)/bin/wazero
 TINYGO_TEST := PATH="$(CURDIR)/bin:$$PATH" tools/build-wasm run-tinygo test -target=wasip1-wazero -tags=nofastlyhostcalls
 # Set in CI: a machine that should have TinyGo fails instead of skipping its leg.
 REQUIRE_TINYGO ?=
+# TinyGo as make prereqs installed it from ../shared/toolchains, when it is not on PATH.
+PREREQS_TINYGO := $(shell cat bin/prereqs/tinygo-dir 2>/dev/null)
+ifneq ($(PREREQS_TINYGO),)
+export PATH := $(PREREQS_TINYGO):$(PATH)
+endif
 
-.PHONY: docs build test test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz model serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-pops bench-pops-large bench-host panel-screenshot page-screenshots clean
+.PHONY: docs build test test-all test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz model serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-pops bench-pops-large bench-host figures prereqs panel-screenshot page-screenshots clean
 
 build: bin/main.wasm
 
@@ -52,7 +59,15 @@ bin/main.tinygo.wasm: $(EDGE_SOURCES) tools/build-wasm tools/tinygo-wasip1.json
 $(WAZERO): tools/go.mod
 	cd tools && go build -o $(WAZERO) github.com/tetratelabs/wazero/cmd/wazero
 
-test: build test-edge test-edge-min test-tools test-tinygo test-conformance
+# make test runs make prereqs first, then every leg in a make that reads
+# what it installed (TinyGo's directory on PATH).
+test: prereqs
+	@$(MAKE) --no-print-directory test-all
+
+test-all: build test-edge test-edge-min test-tools test-tinygo test-conformance
+
+prereqs:
+	tools/prereqs
 
 vet:
 	gofmt -l . | (! grep .) || (echo "gofmt would change the files above" && exit 1)
@@ -161,6 +176,7 @@ bench:
 		-wasm ../bin/main.go.wasm -hotpaths-wasm ../bin/bench/hotpaths-go-wasm.txt $$(cat ../bin/bench/tinygo-flags 2>/dev/null) \
 		-missing "$$(cat ../bin/bench/missing 2>/dev/null)" \
 		-manifest ../fastly.toml -out ../$(BENCH_OUT) -plot ../$(BENCH_PLOT) -command "$(BENCH_COMMAND)" $(BENCH_FLAGS)
+	$(if $(filter -large,$(BENCH_FLAGS)),,$(MAKE) --no-print-directory bench-floods bench-fairness bench-heartbeat bench-pops)
 
 bench-large:
 	$(MAKE) bench BENCH_COMMAND="make bench-large" BENCH_FLAGS=-large BENCH_OUT=BENCHMARKS-large.md BENCH_PLOT=docs/flashcrowd-large.svg
@@ -194,18 +210,36 @@ bench-pops:
 bench-pops-large:
 	cd tools && go run ./cmd/bench -pops-only -large -out ../$(BENCH_OUT) -command "make bench-pops-large"
 
-# Per-request time of the real wasm in the local host (p50/p99 over 1,000 requests each).
-bench-host: build
-	cd tools && WASM=$(CURDIR)/bin/main.wasm go test -run '^$$' -bench . -benchtime 1000x ./suites/e2e
+# The reusable sandboxes' section of BENCHMARKS.md: one request at a time through
+# the local host, fresh sandboxes against reused ones (tools/suites/e2e's
+# BenchmarkQueuePage and BenchmarkForwarded, HOST_REQUESTS each), against the Go
+# build and, where a usable TinyGo is installed, the TinyGo build.
+HOST_REQUESTS ?= 300
+HOST_BENCH = go test -run '^$$' -bench 'QueuePage|Forwarded' -benchtime $(HOST_REQUESTS)x ./suites/e2e
+bench-host: bin/main.go.wasm
+	@mkdir -p bin/bench && date +%s > bin/bench/host-started
+	@rm -f bin/bench/host-tinygo-flags bin/bench/host-missing
+	cd tools && WASM=$(CURDIR)/bin/main.go.wasm $(HOST_BENCH) | tee ../bin/bench/host-go.txt
+	@if why=$$(tools/build-wasm check-tinygo 2>&1); then \
+		$(MAKE) bin/main.tinygo.wasm && \
+		(cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm $(HOST_BENCH)) | tee bin/bench/host-tinygo.txt && \
+		echo "-tinygo-host ../bin/bench/host-tinygo.txt -tinygo-version $$(tools/build-wasm run-tinygo version | sed -n 's/^tinygo version \([^ ]*\).*/\1/p')" > bin/bench/host-tinygo-flags; \
+	else echo "bench-host: $$why: the TinyGo build is not measured"; echo "TinyGo ($$why)" > bin/bench/host-missing; fi
+	cd tools && go run ./cmd/bench -host-only -started $$(cat ../bin/bench/host-started) -host ../bin/bench/host-go.txt $$(cat ../bin/bench/host-tinygo-flags 2>/dev/null) \
+		-host-requests $(HOST_REQUESTS) -missing "$$(cat ../bin/bench/host-missing 2>/dev/null)" -out ../$(BENCH_OUT) -command "make bench-host"
 
-<<<<<<< HEAD
-# The admin panel's screenshot in docs/operations.md: tools/suites/paneltest in headless
-# Chromium against the Go build, writing docs/admin-panel.png.
-=======
-# The admin panel's screenshots: tools/suites/paneltest in headless Chromium
-# against the Go build, writing docs/admin-panel.png and, at a phone's width,
-# docs/admin-panel-phone.png.
->>>>>>> admin
+# The figures the docs quote (BENCHMARKS.md, "Figures the docs quote"): the size of
+# each build's module and the Fastly CLI version tools/fastlycli installs. TinyGo's
+# module is required: it is the one most users ship. (tools/benchreport's test
+# compares the section with package.json, and with the modules when they are built.)
+figures: bin/main.go.wasm bin/main.tinygo.wasm
+	cd tools && go run ./cmd/bench -figures-only -wasm ../bin/main.go.wasm -tinygo-wasm ../bin/main.tinygo.wasm \
+		-tinygo-version $$(../tools/build-wasm run-tinygo version | sed -n 's/^tinygo version \([^ ]*\).*/\1/p') \
+		-cli-package fastlycli/package.json -out ../$(BENCH_OUT) -command "make figures"
+
+# The admin panel's screenshots in docs/operations.md: tools/suites/paneltest in
+# headless Chromium against the Go build, writing docs/admin-panel.png and, at a
+# phone's width, docs/admin-panel-phone.png.
 panel-screenshot: bin/main.go.wasm
 	cd tools && WASM=$(CURDIR)/bin/main.go.wasm PANEL_SCREENSHOT=$(CURDIR)/docs/admin-panel.png REQUIRE_CHROMIUM=1 \
 		go test -count=1 -run TestPanelInChromium ./suites/paneltest
@@ -222,8 +256,12 @@ bin/wrconfig: $(EDGE_SOURCES) $(wildcard tools/cmd/wrconfig/*.go) tools/go.mod
 
 # POPS=2 runs two hosts, two POPs with their own caches, on 7676 and 7677.
 POPS ?= 1
+# The first make serve compiles the tools module (wazero among it) and the
+# wasm, minutes on 2 cores: each step says what it does, go build -v names
+# each package as it compiles it, and later runs reuse both.
 serve: build
-	cd tools && go build -o ../bin/serve ./cmd/serve
+	@echo "serve: building the local host, bin/serve (the first time a few minutes: go build -v lists each package it compiles; later runs take seconds)"
+	cd tools && go build -v -o ../bin/serve ./cmd/serve
 	exec bin/serve -C fastly.toml -wasm bin/main.wasm -pops $(POPS)
 
 clean:

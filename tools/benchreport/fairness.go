@@ -15,7 +15,7 @@ const FairnessHeading = "## Fairness"
 
 // Fairness renders the fairness section: the order each room served its
 // visitors in, and the chi-square test of the draw. It names its own
-// command and date, as it may be written alone (see ReplaceSection).
+// command and date, as it may be written alone (see WriteSections).
 func Fairness(res Results) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }

@@ -74,34 +74,3 @@ func sectionHead(heading string, res Results, took time.Duration, alone string) 
 	}
 	return head + ". `" + alone + "` plays this section alone and rewrites it in place.\n\n"
 }
-
-// ReplaceSection puts section, which starts with its "## " heading line,
-// in place of the section with that heading in doc: up to the next "## "
-// heading. A doc without one gets it before the end-to-end section, or at
-// its end.
-func ReplaceSection(doc, section string) string {
-	heading, _, _ := strings.Cut(section, "\n")
-	section = strings.TrimRight(section, "\n") + "\n"
-	if i := headingAt(doc, heading); i >= 0 {
-		rest := doc[i+len(heading):]
-		if j := strings.Index(rest, "\n## "); j >= 0 {
-			return doc[:i] + section + rest[j:]
-		}
-		return doc[:i] + section
-	}
-	if i := headingAt(doc, endToEndHeading); i >= 0 {
-		return doc[:i] + section + "\n" + doc[i:]
-	}
-	return strings.TrimRight(doc, "\n") + "\n\n" + section
-}
-
-// headingAt is where the line heading starts in doc, or -1.
-func headingAt(doc, heading string) int {
-	if strings.HasPrefix(doc, heading+"\n") {
-		return 0
-	}
-	if i := strings.Index(doc, "\n"+heading+"\n"); i >= 0 {
-		return i + 1
-	}
-	return -1
-}

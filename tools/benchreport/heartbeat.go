@@ -21,7 +21,7 @@ type Heartbeat struct {
 const HeartbeatHeading = "## The heartbeat: readers' places and utilisation"
 
 // HeartbeatSection renders the heartbeat's section, which names its own
-// command and date, as it may be written alone (see ReplaceSection).
+// command and date, as it may be written alone (see WriteSections).
 func HeartbeatSection(res Results) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }

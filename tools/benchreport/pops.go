@@ -40,15 +40,22 @@ func POPHeading(visitors int) string {
 	return popHeading + thousands(float64(visitors)) + " visitors"
 }
 
+// POPSectionName names the POPs' snapshot's section at a workload of
+// visitors in BENCHMARKS.md: make bench-pops-large owns the largest.
+func POPSectionName(visitors int) string {
+	if visitors >= 1000000 {
+		return "pops-large"
+	}
+	return "pops"
+}
+
 // POPSection renders p's section, which names its own command and date.
 func POPSection(res Results, p POPRun) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	cfg := p.Workload
-	alone := "make bench-pops"
-	if cfg.Visitors >= 1000000 {
-		alone = "make bench-pops-large"
-	}
+	owner, _ := SectionOwner(POPSectionName(cfg.Visitors))
+	alone := "make " + owner
 	w("%s", sectionHead(POPHeading(cfg.Visitors), res, p.Took, alone))
 	w("**Workload**: the flash crowd above (`sim.Crowd`, one seed) at %s visitors, %s of them in the first minute and the rest over the next %s, places for %s at once; the queue page refreshes every %s, the queue timeout is %s and the snapshot TTL %s (`snapshot_ttl`). ",
 		thousands(float64(cfg.Visitors)), thousands(float64(cfg.FlashCrowd)), cfg.Spread, thousands(float64(cfg.Capacity)), cfg.Refresh, p.QueueTimeout, p.TTL)
@@ -139,18 +146,4 @@ func goal(met bool) string {
 		return "goal met"
 	}
 	return "goal missed"
-}
-
-// SectionOf is the section of doc under heading, up to the next "## "
-// heading, ending in one newline, or "" when doc has none.
-func SectionOf(doc, heading string) string {
-	i := headingAt(doc, heading)
-	if i < 0 {
-		return ""
-	}
-	section := doc[i:]
-	if j := strings.Index(section[len(heading):], "\n## "); j >= 0 {
-		section = section[:len(heading)+j]
-	}
-	return strings.TrimRight(section, "\n") + "\n"
 }

@@ -36,24 +36,7 @@ func TestPOPSection(t *testing.T) {
 			t.Errorf("the section lacks %q:\n%s", want, md)
 		}
 	}
-	if !strings.Contains(Markdown(Results{Reports: []sim.Report{p.Today}, POPs: []POPRun{p}}), "\n"+POPHeading(100000)+"\n") {
-		t.Error("BENCHMARKS.md lacks the section")
-	}
-}
-
-func TestKeepSections(t *testing.T) {
-	large, small := POPHeading(1000000)+"\n\nlarge\n", POPHeading(100000)+"\n\nnew small\n"
-	e2e, reuse := endToEndHeading+"\n\nload\n", ReuseHeading+"\n\nby hand\n"
-	old := "# B\n\n" + POPHeading(100000) + "\n\nold small\n\n" + large + "\n" + e2e + "\n" + reuse
-	doc := "# B\n\n" + small + "\n" + e2e
-	want := "# B\n\n" + small + "\n" + large + "\n" + reuse + "\n" + e2e
-	if got := KeepSections(old, doc, KeptHeadings()...); got != want {
-		t.Errorf("got %q\nwant %q", got, want)
-	}
-	if got := KeepSections("# B\n", doc, KeptHeadings()...); got != doc {
-		t.Errorf("nothing to keep, yet %q", got)
-	}
-	if got := SectionOf(old, POPHeading(1000000)); got != large {
-		t.Errorf("SectionOf: %q", got)
+	if POPSectionName(100000) != "pops" || POPSectionName(1000000) != "pops-large" {
+		t.Errorf("the sections are named %q and %q", POPSectionName(100000), POPSectionName(1000000))
 	}
 }

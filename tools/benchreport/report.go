@@ -89,12 +89,7 @@ func ParseGoBench(r io.Reader) ([]HotPath, error) {
 		if len(f) < 8 || !strings.HasPrefix(f[0], "Benchmark") || f[3] != "ns/op" || f[5] != "B/op" || f[7] != "allocs/op" {
 			continue
 		}
-		h := HotPath{Package: pkg, Name: strings.TrimPrefix(f[0], "Benchmark")}
-		if i := strings.LastIndex(h.Name, "-"); i > 0 {
-			if _, err := strconv.Atoi(h.Name[i+1:]); err == nil {
-				h.Name = h.Name[:i] // the GOMAXPROCS suffix, which wasm runs lack
-			}
-		}
+		h := HotPath{Package: pkg, Name: benchName(f[0])}
 		var err error
 		if h.NsPerOp, err = strconv.ParseFloat(f[2], 64); err != nil {
 			return nil, fmt.Errorf("%q: %w", sc.Text(), err)
@@ -110,6 +105,18 @@ func ParseGoBench(r io.Reader) ([]HotPath, error) {
 		return nil, fmt.Errorf("no benchmark results (with -benchmem) in the hot paths' output")
 	}
 	return out, sc.Err()
+}
+
+// benchName is a benchmark's name from its result line's first field:
+// without "Benchmark" and the GOMAXPROCS suffix, which wasm runs lack.
+func benchName(field string) string {
+	name := strings.TrimPrefix(field, "Benchmark")
+	if i := strings.LastIndex(name, "-"); i > 0 {
+		if _, err := strconv.Atoi(name[i+1:]); err == nil {
+			return name[:i]
+		}
+	}
+	return name
 }
 
 // Build is one compiler's wasm of the service, measured.
@@ -161,20 +168,32 @@ type Results struct {
 	POPs []POPRun
 }
 
-// Markdown renders BENCHMARKS.md.
-func Markdown(res Results) string {
+// BenchSections are the sections make bench writes: the summary (when and
+// where), the flash crowd, the end-to-end load and the hot paths. The other
+// sections are written by their own targets (WriteSections).
+func BenchSections(res Results) []Section {
+	return []Section{{"summary", summary(res)}, {"flash-crowd", flashCrowd(res)},
+		{"end-to-end", endToEnd(res)}, {"hot-paths", hotPaths(res)}}
+}
+
+// summary opens the file: the run of make bench and its machine.
+func summary(res Results) string {
+	m := res.Machine
+	took := ""
+	if res.Took > 0 {
+		took = fmt.Sprintf(" (its sections took %s)", res.Took.Round(time.Second))
+	}
+	return fmt.Sprintf("# Benchmarks\n\nEach section is written by one make target, named in its first line (`make bench` runs them all but `bench-pops-large` and `bench-host`); "+
+		"the sections without one were written by `%s` on %s%s. Run a target again to check its numbers.\n\n"+
+		"Machine: %s, %d cores, %.0f GiB; %s; %s; redis-server %s.\n",
+		res.Command, res.Date.UTC().Format("2006-01-02 15:04 MST"), took, m.CPU, m.Cores, m.MemoryGiB, m.OS, m.Go, m.Redis)
+}
+
+// flashCrowd is the flash crowd's section.
+func flashCrowd(res Results) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	ours, others := res.Reports[0], res.Reports[1:]
-	m := res.Machine
-	w("# Benchmarks\n\n")
-	w("Written by `%s` on %s", res.Command, res.Date.UTC().Format("2006-01-02 15:04 MST"))
-	if res.Took > 0 {
-		w(" (the whole run took %s)", res.Took.Round(time.Second))
-	}
-	w(". Every number below comes from that run, unless its section names another; run it again to check them.\n\n")
-	w("Machine: %s, %d cores, %.0f GiB; %s; %s; redis-server %s.\n\n", m.CPU, m.Cores, m.MemoryGiB, m.OS, m.Go, m.Redis)
-
 	cfg := res.Workload
 	w("## The flash crowd: the waiting room against two other designs\n\n")
 	w("**Workload** (the same visitors, drawn from one seed, for every design): %s visitors, %s of them in the first minute and the rest evenly over the next %s; capacity %s visitors on the origin at once. %.0f%% never come back after their first request if it does not let them in, and %.0f%% give up while waiting (after 1 to 20 polls); the queue page refreshes every %s. Admitted visitors stay %s to %s and make a request every %s; half of them leave with a departure beacon, the other half just go idle. Each design runs on its own fresh redis-server; requests that fall in the same %s slot of simulated time go to the store concurrently (%d at most), as an edge sends them.\n\n",
@@ -216,31 +235,18 @@ func Markdown(res Results) string {
 	for _, row := range metrics {
 		w("- **%s**: %s\n", row.name, row.meaning)
 	}
-	if len(res.Floods) > 0 {
-		w("\n%s", Floods(res))
-	}
-	if len(res.Fairness) > 0 || len(res.Draws) > 0 {
-		w("\n%s", Fairness(res))
-	}
-	if len(res.Heartbeats) > 0 {
-		w("\n%s", HeartbeatSection(res))
-	}
-	for _, p := range res.POPs {
-		w("\n%s", POPSection(res, p))
-	}
-
-	endToEnd(w, res)
-	hotPaths(w, res)
 	return b.String()
 }
 
 // endToEndHeading opens the end-to-end section.
 const endToEndHeading = "## End to end: the real wasm in the local host, both builds"
 
-// endToEnd writes the load through each build's wasm, side by side.
-func endToEnd(w func(string, ...any), res Results) {
+// endToEnd is the load through each build's wasm, side by side.
+func endToEnd(res Results) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	m := res.Machine
-	w("\n%s\n\n", endToEndHeading)
+	w("%s\n\n", endToEndHeading)
 	var sizes []string
 	for _, b := range res.Builds {
 		sizes = append(sizes, fmt.Sprintf("%s (%s) %s bytes", b.Name, b.Toolchain, thousands(float64(b.Load.WasmBytes))))
@@ -274,6 +280,7 @@ func endToEnd(w func(string, ...any), res Results) {
 	w("- **p50/p99/max**: time from sending the request to reading the whole answer, at the load client, including the wait for a free core.\n")
 	w("- **store calls per request**: REST requests the service made to the stand-in. A join or a poll is one script call; the admitted path makes none within the session's heartbeat. A sandbox that finds the script not yet loaded in Redis makes one more (EVALSHA, then EVAL).\n")
 	w("- This is the local host, not Fastly: it runs sandboxes as Viceroy does, but its speed says nothing about Fastly's. Real Compute bills per request and CPU time; the store calls are what this design controls. The host merges the module's data segments when it loads it (Go writes about 78,000; TinyGo a few hundred) and backs each instance's memory with one mapping; neither changes what the guest sees. A smaller module is cheaper to instantiate, which is most of TinyGo's lead per request.\n")
+	return b.String()
 }
 
 // mostPhases is the most load phases any build ran.
@@ -285,9 +292,11 @@ func mostPhases(builds []Build) int {
 	return n
 }
 
-// hotPaths writes the native hot paths, then each build's in wasm.
-func hotPaths(w func(string, ...any), res Results) {
-	w("\n## Hot paths (Go benchmarks)\n\n")
+// hotPaths is the native hot paths, then each build's in wasm.
+func hotPaths(res Results) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("## Hot paths (Go benchmarks)\n\n")
 	w("Native: `go test -run '^$' -bench . -benchmem ./queue ./templates ./edge`: the work each request does apart from the store call.\n\n")
 	w("| package | benchmark | ns/op | B/op | allocs/op |\n|---|---|---:|---:|---:|\n")
 	for _, h := range res.HotPaths {
@@ -341,6 +350,7 @@ func hotPaths(w func(string, ...any), res Results) {
 	w("- **DecideSession**: the whole decision for an admitted visitor inside the heartbeat (read and verify the pass, no store call).\n")
 	w("- **RenderQueue**: the queue page from a parsed template. **DefaultQueue**: the built-in queue page, found and rendered as a request does. **LoadSettings**: reading and checking the config store's settings with five rooms, which every request does.\n")
 	w("- **LogLine**: a waiting visitor's structured log line (README.md, \"Logs\"): the decision noted, the signing keys read for the client hash, the country looked up, the line built and handed to the endpoint (memory here).\n")
+	return b.String()
 }
 
 func findHotPath(hs []HotPath, pkg, name string) (HotPath, bool) {

@@ -88,28 +88,61 @@ func flooded(r sim.Report, sessions, called, joins int) sim.Report {
 	return r
 }
 
-func TestReplaceSection(t *testing.T) {
-	const floods = "## Bot floods\n\nnew\n"
-	e2e := endToEndHeading + "\n\nload\n"
+// TestWriteSections writes one target's section into a file of several:
+// every other byte stays as it was, and no target writes another's.
+func TestWriteSections(t *testing.T) {
+	file := func(floods string) string {
+		return "<!-- section summary: written by make bench -->\n# B\n<!-- end section summary -->\n\n" +
+			"<!-- section flash-crowd: written by make bench -->\n## Flash\n\nx\n<!-- end section flash-crowd -->\n\n" + floods +
+			"<!-- section reuse: written by make bench-host -->\n## Reusable\n\nby the host\n<!-- end section reuse -->\n"
+	}
+	floods := func(text string) string {
+		return "<!-- section floods: written by make bench-floods -->\n## Bot floods\n\n" + text + "\n<!-- end section floods -->\n\n"
+	}
 	tests := []struct{ name, doc, want string }{
-		{"replaced", "# B\n\n## Bot floods\n\nold\nold\n\n" + e2e, "# B\n\n" + floods + "\n" + e2e},
-		{"last", "# B\n\n## Bot floods\n\nold\n", "# B\n\n" + floods},
-		{"first", "## Bot floods\n\nold\n\n## Next\n", floods + "\n## Next\n"},
-		{"missing: before the end to end", "# B\n\n## Flash\n\nx\n\n" + e2e, "# B\n\n## Flash\n\nx\n\n" + floods + "\n" + e2e},
-		{"missing: at the end", "# B\n\nx\n", "# B\n\nx\n\n" + floods},
-		{"a longer heading is another section", "# B\n\n## Bot floods, old\n\nx\n", "# B\n\n## Bot floods, old\n\nx\n\n" + floods},
+		{"replaced", file(floods("old\nold")), file(floods("new"))},
+		{"missing: in the file's order", file(""), file(floods("new"))},
+		{"missing: at the end", "# B\n", "# B\n\n" + strings.TrimSuffix(floods("new"), "\n")},
+		{"an empty file", "", strings.TrimSuffix(floods("new"), "\n")},
 	}
 	for _, tc := range tests {
-		if got := ReplaceSection(tc.doc, floods); got != tc.want {
-			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		got, err := WriteSections(tc.doc, "bench-floods", Section{"floods", "## Bot floods\n\nnew\n"})
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %v\n got %q\nwant %q", tc.name, err, got, tc.want)
 		}
+	}
+	// Writing the reuse section leaves the others byte-identical.
+	doc := file(floods("kept"))
+	got, err := WriteSections(doc, "bench-host", Section{"reuse", "## Reusable\n\nnew\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"summary", "flash-crowd", "floods"} {
+		if SectionText(got, name) != SectionText(doc, name) || SectionText(doc, name) == "" {
+			t.Errorf("writing reuse changed %s: %q", name, SectionText(got, name))
+		}
+	}
+	if SectionText(got, "reuse") != "## Reusable\n\nnew\n" {
+		t.Errorf("reuse: %q", SectionText(got, "reuse"))
+	}
+	for _, bad := range []struct{ target, name, want string }{
+		{"bench", "reuse", "written by make bench-host, not make bench"},
+		{"bench-pops", "floods", "written by make bench-floods, not make bench-pops"},
+		{"bench", "nonesuch", "no section"},
+	} {
+		if _, err := WriteSections(doc, bad.target, Section{bad.name, "## X\n"}); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("make %s writing %s: %v, want %q", bad.target, bad.name, err, bad.want)
+		}
+	}
+	if _, err := WriteSections("<!-- section floods: written by make bench-floods -->\n## Bot floods\n", "bench-floods", Section{"floods", "## Bot floods\n"}); err == nil {
+		t.Error("a section without its end marker was overwritten to the end of the file")
 	}
 }
 
 func TestMarkdownAndPlot(t *testing.T) {
 	reports := []sim.Report{report("ours", 5000, 800, 0), report("model A", 10000, 700, 0), report("model B", 2500, 800, 40)}
 	cfg := sim.Crowd(1000, 200, 100, 10*time.Minute)
-	md := Markdown(Results{Date: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Command: "make bench", Workload: cfg,
+	res := Results{Date: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Command: "make bench", Workload: cfg,
 		Reports: reports, Plot: "docs/flashcrowd.svg", HotPaths: []HotPath{{"queue", "Sign", 4348, 2920, 39}},
 		Builds: []Build{
 			{Name: "Go", Toolchain: "go1.x", HotPaths: []HotPath{{"queue", "Sign", 8000, 2920, 39}, {"queue", "Match", 900, 0, 0}},
@@ -117,7 +150,12 @@ func TestMarkdownAndPlot(t *testing.T) {
 			{Name: "TinyGo", Toolchain: "0.33.0", HotPaths: []HotPath{{"queue", "Sign", 4000, 1000, 9}},
 				Load: load.Report{Visitors: 10, Concurrency: 2, WasmBytes: 1000000, Phases: []load.Phase{{Kind: "join", Requests: 10, Elapsed: 2 * time.Second}}}},
 		},
-		Floods: []Flood{{Scenario: sim.FloodScenarios[1], Before: flooded(reports[0], 7, 10, 1200), After: reports[0]}}})
+		Floods: []Flood{{Scenario: sim.FloodScenarios[1], Before: flooded(reports[0], 7, 10, 1200), After: reports[0]}}}
+	md, err := WriteSections("", "bench", BenchSections(res)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md += Floods(res)
 	for _, want := range []string{
 		"| store calls, total | 5,000 | 10,000 | 0.50× | 2,500 | 2.00× |",
 		"| FIFO inversions | 0 | 0 | both 0 | 40 | 0 (ours 0) |",

@@ -2,7 +2,9 @@ package fastlyhost
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"net/netip"
 	"net/url"
@@ -77,9 +79,19 @@ const (
 // maxManifestVersion is the newest manifest_version Viceroy reads.
 const maxManifestVersion = 3
 
-// LoadManifest reads fastly.toml. Relative file names in it are relative to
-// its directory (Viceroy takes them relative to its working directory,
-// which `fastly compute serve` makes the manifest's).
+// LocalManifest is the file beside fastly.toml whose [local_server]
+// tables the host reads too. `fastly compute publish` rewrites fastly.toml
+// through the CLI's own schema, which lacks some tables Viceroy reads
+// (geolocation and acls among them) and every comment: what the local
+// host needs of those lives here, where the CLI never writes. Viceroy
+// itself does not read this file.
+const LocalManifest = "fastly.local.toml"
+
+// LoadManifest reads fastly.toml, and the LocalManifest beside it when
+// there is one: a [local_server] table may be in one of them, not both.
+// Relative file names in them are relative to their directory (Viceroy
+// takes them relative to its working directory, which `fastly compute
+// serve` makes the manifest's).
 func LoadManifest(path string) (*Manifest, error) {
 	var raw struct {
 		ManifestVersion *int64         `toml:"manifest_version"`
@@ -90,6 +102,22 @@ func LoadManifest(path string) (*Manifest, error) {
 	}
 	if v := raw.ManifestVersion; v != nil && *v > maxManifestVersion {
 		return nil, fmt.Errorf("%s: unsupported manifest version %d; max supported version is %d", path, *v, maxManifestVersion)
+	}
+	local := filepath.Join(filepath.Dir(path), LocalManifest)
+	var more struct {
+		LocalServer map[string]any `toml:"local_server"`
+	}
+	if _, err := toml.DecodeFile(local, &more); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", local, err)
+	}
+	if raw.LocalServer == nil {
+		raw.LocalServer = map[string]any{}
+	}
+	for _, name := range slices.Sorted(maps.Keys(more.LocalServer)) {
+		if _, twice := raw.LocalServer[name]; twice {
+			return nil, fmt.Errorf("local_server.%s is in both %s and %s; keep one", name, path, local)
+		}
+		raw.LocalServer[name] = more.LocalServer[name]
 	}
 	l := loader{dir: filepath.Dir(path), m: &Manifest{
 		Backends:     map[string]Backend{},

@@ -1,17 +1,21 @@
-// Command bench runs the waiting room's benchmark and writes BENCHMARKS.md
-// and its plot: the simulated flash crowd under the waiting room and under
-// models of two other designs, the real wasm of each build (Go, and TinyGo
+// Command bench runs the waiting room's benchmark and writes its sections
+// of BENCHMARKS.md (benchreport.WriteSections: each section is written by
+// one make target, and a run leaves the others byte for byte): the
+// simulated flash crowd under the waiting room and under models of two
+// other designs, with its plot, the real wasm of each build (Go, and TinyGo
 // when given) under concurrent load in the local host, and the hot paths'
 // Go benchmarks, native and compiled to wasm by each compiler (run
-// beforehand by make bench, whose outputs the -hotpaths flags name), and
-// the bot floods of issue 10 with the edge before and after its armour,
-// and the fairness of each calling order and of the scheduled events' draw
-// (issue 11), and the heartbeat's utilisation (issue 13), and the cost of
-// waiting with a snapshot of the line per POP (issue 14). With
-// -floods-only it plays the bot floods alone, with -fairness-only the
-// fairness alone, with -heartbeat-only the heartbeat alone, with
-// -pops-only the POPs' snapshot alone (at -visitors, or -large), and
-// rewrites that section of an existing BENCHMARKS.md in place.
+// beforehand by make bench, whose outputs the -hotpaths flags name). Each
+// other section has its own mode and target: -floods-only the bot floods
+// of issue 10 with the edge before and after its armour (make
+// bench-floods), -fairness-only the fairness of each calling order and of
+// the scheduled events' draw (make bench-fairness), -heartbeat-only the
+// heartbeat's utilisation (make bench-heartbeat), -pops-only the cost of
+// waiting with a snapshot of the line per POP at -visitors, or -large
+// (make bench-pops, bench-pops-large), -host-only fresh against reused
+// sandboxes from tools/suites/e2e's request benchmarks (make bench-host),
+// and -figures-only the module sizes and the Fastly CLI's version the docs
+// quote (make figures).
 //
 //	go run ./cmd/bench -hotpaths hot.txt -wasm ../bin/main.go.wasm -hotpaths-wasm hot-wasm.txt \
 //	    [-tinygo-wasm ../bin/main.tinygo.wasm -tinygo-hotpaths hot-tinygo.txt -tinygo-version 0.33.0] \
@@ -20,6 +24,8 @@
 //	go run ./cmd/bench -fairness-only -out ../BENCHMARKS.md -command "make bench-fairness"
 //	go run ./cmd/bench -heartbeat-only -out ../BENCHMARKS.md -command "make bench-heartbeat"
 //	go run ./cmd/bench -pops-only [-large] -out ../BENCHMARKS.md -command "make bench-pops"
+//	go run ./cmd/bench -host-only -host go.txt [-tinygo-host tinygo.txt -tinygo-version 0.33.0] -host-requests 300 -out ../BENCHMARKS.md -command "make bench-host"
+//	go run ./cmd/bench -figures-only -wasm ../bin/main.go.wasm [-tinygo-wasm ../bin/main.tinygo.wasm -tinygo-version 0.33.0] -out ../BENCHMARKS.md -command "make figures"
 package main
 
 import (
@@ -44,7 +50,7 @@ import (
 
 // options are the command's flags.
 type options struct {
-	hotpaths, manifest, out, plot, command, cacheDir string
+	hotpaths, manifest, out, plot, command, cacheDir, cliPackage string
 	// builds are Go's and, when its wasm is given, TinyGo's.
 	builds                              []build
 	missing                             string
@@ -66,6 +72,12 @@ type options struct {
 	// popsOnly plays only the flash crowd's designs with and without the
 	// POPs' snapshots.
 	popsOnly bool
+	// hostOnly writes the reusable sandboxes' section from each build's
+	// request benchmarks (build.host), run hostRequests times each;
+	// figuresOnly writes the module sizes and the CLI's version
+	// (cliPackage).
+	hostOnly, figuresOnly bool
+	hostRequests          int
 }
 
 // drawTest is a chi-square test of the draw: package draw's order over
@@ -80,8 +92,9 @@ type drawTest struct {
 // draws, each a few dozen calls.
 var drawTests = []drawTest{{tickets: 10, draws: 100000}, {tickets: 100, draws: 100000}, {tickets: 10, draws: 1000, store: true}}
 
-// build names one compiler's wasm and its hot paths' benchmark output.
-type build struct{ name, version, wasm, hotpaths string }
+// build names one compiler's wasm, its hot paths' benchmark output and
+// its request benchmarks' output in the local host.
+type build struct{ name, version, wasm, hotpaths, host string }
 
 func main() {
 	var o options
@@ -106,6 +119,12 @@ func main() {
 	flag.BoolVar(&o.fairnessOnly, "fairness-only", false, "measure only the fairness and rewrite its section of -out")
 	flag.BoolVar(&o.heartbeatOnly, "heartbeat-only", false, "play only the heartbeat's rooms and rewrite its section of -out")
 	flag.BoolVar(&o.popsOnly, "pops-only", false, "play only the POPs' snapshot (and today's edge and the models) and rewrite its section of -out")
+	flag.BoolVar(&o.hostOnly, "host-only", false, "write only the reusable sandboxes' section of -out from -host and -tinygo-host")
+	flag.StringVar(&goBuild.host, "host", "", "`file` holding tools/suites/e2e's request benchmarks against the Go build")
+	flag.StringVar(&tinygo.host, "tinygo-host", "", "`file` holding them against the TinyGo build")
+	flag.IntVar(&o.hostRequests, "host-requests", 0, "the requests of each request benchmark (-benchtime), for the report")
+	flag.BoolVar(&o.figuresOnly, "figures-only", false, "write only the figures' section of -out: the size of -wasm and -tinygo-wasm and the CLI's version")
+	flag.StringVar(&o.cliPackage, "cli-package", "fastlycli/package.json", "the package.json that installs the Fastly CLI")
 	flag.StringVar(&o.cacheDir, "cache", filepath.Join(os.TempDir(), "fastlyhost-bench-cache"), "compiled-code cache of the host")
 	flag.Parse()
 	log.SetFlags(0)
@@ -115,7 +134,7 @@ func main() {
 	}
 	o.floods, o.fairness, o.draws = sim.FloodScenarios, sim.FairnessScenarios, drawTests
 	o.builds = []build{goBuild}
-	if tinygo.wasm != "" {
+	if tinygo.wasm != "" || tinygo.host != "" {
 		o.builds = append(o.builds, tinygo)
 	}
 	o.began = time.Now()
@@ -126,8 +145,8 @@ func main() {
 	defer stop()
 	do := run
 	switch {
-	case countTrue(o.floodsOnly, o.fairnessOnly, o.heartbeatOnly, o.popsOnly) > 1:
-		log.Fatal("-floods-only, -fairness-only, -heartbeat-only and -pops-only: one section at a time")
+	case countTrue(o.floodsOnly, o.fairnessOnly, o.heartbeatOnly, o.popsOnly, o.hostOnly, o.figuresOnly) > 1:
+		log.Fatal("-floods-only, -fairness-only, -heartbeat-only, -pops-only, -host-only and -figures-only: one section at a time")
 	case o.floodsOnly:
 		do = runFloods
 	case o.fairnessOnly:
@@ -136,6 +155,10 @@ func main() {
 		do = runHeartbeat
 	case o.popsOnly:
 		do = runPOPs
+	case o.hostOnly:
+		do = runHost
+	case o.figuresOnly:
+		do = runFigures
 	}
 	if err := do(ctx, o); err != nil {
 		log.Fatal(err)
@@ -162,28 +185,6 @@ func run(ctx context.Context, o options) error {
 	if res.Reports, err = simulate(ctx, res.Workload); err != nil {
 		return err
 	}
-	// Today's edge and the models on this workload are the flash crowd's
-	// runs: the snapshot's section adds the runs with POPs.
-	pops, err := popRun(ctx, res.Workload, res.Reports)
-	if err != nil {
-		return err
-	}
-	res.POPs = []benchreport.POPRun{pops}
-	began := time.Now()
-	if res.Floods, err = floods(ctx, o.floods); err != nil {
-		return err
-	}
-	res.FloodsTook = time.Since(began)
-	began = time.Now()
-	if err := fairness(ctx, o, &res); err != nil {
-		return err
-	}
-	res.FairnessTook = time.Since(began)
-	began = time.Now()
-	if err := heartbeats(ctx, &res); err != nil {
-		return err
-	}
-	res.HeartbeatTook = time.Since(began)
 
 	for i := range res.Builds {
 		b, wasm := &res.Builds[i], o.builds[i].wasm
@@ -210,9 +211,13 @@ func run(ctx context.Context, o options) error {
 	if err := os.WriteFile(o.plot, []byte(benchreport.FlashCrowdPlot(res.Workload, res.Reports)), 0o644); err != nil {
 		return err
 	}
-	doc := benchreport.Markdown(res)
-	if old, err := os.ReadFile(o.out); err == nil {
-		doc = benchreport.KeepSections(string(old), doc, benchreport.KeptHeadings()...)
+	old, err := os.ReadFile(o.out)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	doc, err := benchreport.WriteSections(string(old), "bench", benchreport.BenchSections(res)...)
+	if err != nil {
+		return err
 	}
 	if err := os.WriteFile(o.out, []byte(doc), 0o644); err != nil {
 		return err
@@ -237,7 +242,7 @@ func flashCrowd(visitors int) sim.Config {
 
 // runFloods plays the bot floods and rewrites their section of o.out.
 func runFloods(ctx context.Context, o options) error {
-	return rewrite(o, "the bot floods", benchreport.Floods, func(res *benchreport.Results) (err error) {
+	return rewrite(o, "floods", "bench-floods", benchreport.Floods, func(res *benchreport.Results) (err error) {
 		res.Floods, err = floods(ctx, o.floods)
 		res.FloodsTook = time.Since(o.began)
 		return err
@@ -246,7 +251,7 @@ func runFloods(ctx context.Context, o options) error {
 
 // runFairness measures the fairness and rewrites its section of o.out.
 func runFairness(ctx context.Context, o options) error {
-	return rewrite(o, "the fairness", benchreport.Fairness, func(res *benchreport.Results) error {
+	return rewrite(o, "fairness", "bench-fairness", benchreport.Fairness, func(res *benchreport.Results) error {
 		err := fairness(ctx, o, res)
 		res.FairnessTook = time.Since(o.began)
 		return err
@@ -256,7 +261,7 @@ func runFairness(ctx context.Context, o options) error {
 // runHeartbeat plays the heartbeat's rooms and rewrites its section of
 // o.out.
 func runHeartbeat(ctx context.Context, o options) error {
-	return rewrite(o, "the heartbeat", benchreport.HeartbeatSection, func(res *benchreport.Results) error {
+	return rewrite(o, "heartbeat", "bench-heartbeat", benchreport.HeartbeatSection, func(res *benchreport.Results) error {
 		err := heartbeats(ctx, res)
 		res.HeartbeatTook = time.Since(o.began)
 		return err
@@ -267,7 +272,9 @@ func runHeartbeat(ctx context.Context, o options) error {
 // snapshot over each number of POPs and the models, and rewrites that
 // size's section of o.out.
 func runPOPs(ctx context.Context, o options) error {
-	return rewrite(o, "the POPs' snapshot", func(res benchreport.Results) string { return benchreport.POPSection(res, res.POPs[0]) },
+	name := benchreport.POPSectionName(o.visitors)
+	target, _ := benchreport.SectionOwner(name)
+	return rewrite(o, name, target, func(res benchreport.Results) string { return benchreport.POPSection(res, res.POPs[0]) },
 		func(res *benchreport.Results) error {
 			cfg := flashCrowd(o.visitors)
 			reports, err := simulate(ctx, cfg)
@@ -364,22 +371,74 @@ func heartbeats(ctx context.Context, res *benchreport.Results) error {
 	return nil
 }
 
-// rewrite measures one section (what) and puts it, as section renders it,
-// in place of its old version in o.out.
-func rewrite(o options, what string, section func(benchreport.Results) string, measure func(*benchreport.Results) error) error {
+// rewrite measures the named section, which target owns, and puts it, as
+// section renders it, in place of its old version in o.out, leaving the
+// other sections as they are.
+func rewrite(o options, name, target string, section func(benchreport.Results) string, measure func(*benchreport.Results) error) error {
 	doc, err := os.ReadFile(o.out)
 	if err != nil {
-		return fmt.Errorf("the report whose %s to rewrite: %w", what, err)
+		return fmt.Errorf("the report whose section %s to rewrite: %w", name, err)
 	}
 	res := benchreport.Results{Date: time.Now(), Command: o.command}
 	if err := measure(&res); err != nil {
 		return err
 	}
-	if err := os.WriteFile(o.out, []byte(benchreport.ReplaceSection(string(doc), section(res))), 0o644); err != nil {
+	out, err := benchreport.WriteSections(string(doc), target, benchreport.Section{Name: name, Text: section(res)})
+	if err != nil {
 		return err
 	}
-	log.Printf("rewrote %s in %s in %v", what, o.out, time.Since(o.began).Round(time.Second))
+	if err := os.WriteFile(o.out, []byte(out), 0o644); err != nil {
+		return err
+	}
+	log.Printf("rewrote section %s of %s in %v", name, o.out, time.Since(o.began).Round(time.Second))
 	return nil
+}
+
+// runHost reads the local host's request benchmarks of each build (run
+// beforehand by make bench-host) and rewrites the reusable sandboxes'
+// section of o.out.
+func runHost(_ context.Context, o options) error {
+	var hosts []benchreport.HostBench
+	return rewrite(o, "reuse", "bench-host", func(res benchreport.Results) string {
+		return benchreport.ReuseSection(res, hosts, o.hostRequests, time.Since(o.began), o.missing)
+	}, func(*benchreport.Results) error {
+		for _, b := range o.builds {
+			if b.host == "" {
+				continue
+			}
+			f, err := os.Open(b.host)
+			if err != nil {
+				return fmt.Errorf("%s: %w", b.name, err)
+			}
+			m, err := benchreport.ParseHostBench(f)
+			f.Close()
+			if err != nil {
+				return fmt.Errorf("%s: %s: %w", b.name, b.host, err)
+			}
+			hosts = append(hosts, benchreport.HostBench{Build: b.name, Toolchain: b.version, Results: m})
+		}
+		return nil
+	})
+}
+
+// runFigures measures each build's module and reads the Fastly CLI's
+// version, and rewrites the figures' section of o.out.
+func runFigures(_ context.Context, o options) error {
+	var modules []benchreport.Module
+	var cli string
+	return rewrite(o, "figures", "figures", func(res benchreport.Results) string {
+		return benchreport.FiguresSection(res, modules, cli)
+	}, func(*benchreport.Results) (err error) {
+		for _, b := range o.builds {
+			fi, err := os.Stat(b.wasm)
+			if err != nil {
+				return err
+			}
+			modules = append(modules, benchreport.Module{Build: b.name, Toolchain: b.version, Path: "bin/" + filepath.Base(b.wasm), Bytes: fi.Size()})
+		}
+		cli, err = benchreport.FastlyCLIVersion(o.cliPackage)
+		return err
+	})
 }
 
 // fairness measures each of o.fairness's rooms on the flash crowd, each on

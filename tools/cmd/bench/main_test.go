@@ -27,11 +27,16 @@ func TestRun(t *testing.T) {
 		manifest: filepath.Join("..", "..", "..", "fastly.toml"),
 		out:      filepath.Join(dir, "BENCHMARKS.md"), plot: filepath.Join(dir, "docs", "flashcrowd.svg"), command: "make bench",
 		cacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache"), visitors: 1000, loadVisitors: 64, concurrency: 8,
-		began: time.Now(), floods: shortFloods, fairness: sim.FairnessScenarios[:1], draws: shortDraws}
-	// The large run's section of the POPs' snapshot, written by another
-	// command, is kept.
-	large := benchreport.POPHeading(1000000) + "\n\nmeasured by make bench-pops-large\n"
-	if err := os.WriteFile(o.out, []byte("# Benchmarks\n\n"+large), 0o644); err != nil {
+		began: time.Now()}
+	// The sections other targets write are kept byte for byte.
+	others, err := benchreport.WriteSections("", "bench-pops-large", benchreport.Section{Name: "pops-large", Text: benchreport.POPHeading(1000000) + "\n\nmeasured by make bench-pops-large\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if others, err = benchreport.WriteSections(others, "bench-host", benchreport.Section{Name: "reuse", Text: benchreport.ReuseHeading + "\n\nmeasured by make bench-host\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(o.out, []byte(others), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := run(context.Background(), o); err != nil {
@@ -44,13 +49,19 @@ func TestRun(t *testing.T) {
 	for _, want := range []string{
 		"| metric | edge waiting room | two-counter (model) | ratio | unordered gate (model) | ratio |",
 		"](docs/flashcrowd.svg)", "| join | Go | 64 |", "| queue | Sign | 4,348 |", "1,000 visitors, 200 of them in the first minute",
-		"\n## Bot floods\n", "| 20 bot joins/s for 10s | before |", "| 20 bot joins/s for 10s | after |",
-		"\n## Fairness\n", "| first come, first served | everyone |", "| the draw: package draw | 5 tickets × 2,000 keys (2,000 different draws) |",
-		"| the draw: the store's script on Redis | 5 tickets × 20 draws (20 different) |",
-		"\n" + benchreport.POPHeading(1000) + "\n", "| edge waiting room, snapshot, 50 POPs | ", large,
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("BENCHMARKS.md lacks %q", want)
+		}
+	}
+	for _, name := range []string{"pops-large", "reuse"} {
+		if got := benchreport.SectionText(string(md), name); got != benchreport.SectionText(others, name) {
+			t.Errorf("make bench changed the section %s: %q", name, got)
+		}
+	}
+	for _, heading := range []string{"## Bot floods", "## Fairness", benchreport.POPHeading(1000)} {
+		if strings.Contains(string(md), heading) {
+			t.Errorf("make bench wrote %q, which another target owns", heading)
 		}
 	}
 	svg, err := os.ReadFile(o.plot)
@@ -66,7 +77,7 @@ var shortFloods = []sim.FloodScenario{{Name: "20 bot joins/s for 10s", Bots: sim
 // the 200 bots, whose tickets are never polled, take places before the
 // armour and none after it.
 func TestRunFloods(t *testing.T) {
-	md := rewritten(t, "## Bot floods", "make bench-floods", func(o options) error {
+	md := rewritten(t, "floods", "## Bot floods", "make bench-floods", func(o options) error {
 		o.floods = []sim.FloodScenario{{Name: "200 bot joins/s for 10s", Bots: sim.BotFlood{PerSecond: 200, For: 10 * time.Second}}}
 		return runFloods(context.Background(), o)
 	})
@@ -92,7 +103,7 @@ func TestRunFloods(t *testing.T) {
 // design of the waiting room exact, today's edge paying a store call per
 // poll far from the front, the snapshot a fraction of it.
 func TestRunPOPs(t *testing.T) {
-	md := rewritten(t, benchreport.POPHeading(1000), "make bench-pops", func(o options) error {
+	md := rewritten(t, "pops", benchreport.POPHeading(1000), "make bench-pops", func(o options) error {
 		o.visitors = 1000
 		return runPOPs(context.Background(), o)
 	})
@@ -136,7 +147,7 @@ var shortDraws = []drawTest{{tickets: 5, draws: 2000}, {tickets: 5, draws: 20, s
 // drawn pre-queue is called in an order unrelated to arrival, everyone
 // after it strictly later and first come, first served.
 func TestRunFairness(t *testing.T) {
-	md := rewritten(t, "## Fairness", "make bench-fairness", func(o options) error {
+	md := rewritten(t, "fairness", "## Fairness", "make bench-fairness", func(o options) error {
 		o.visitors, o.fairness, o.draws = 1000, sim.FairnessScenarios[2:], shortDraws
 		return runFairness(context.Background(), o)
 	})
@@ -160,14 +171,17 @@ func TestRunFairness(t *testing.T) {
 	}
 }
 
-// rewritten runs a command that rewrites the section under heading in a
-// report where it stands between two others, and returns the report after
-// checking that only the section changed.
-func rewritten(t *testing.T, heading, command string, run func(o options) error) string {
+// rewritten runs a command that rewrites the named section, under
+// heading, in a report where it stands between two others, and returns
+// the report after checking that only the section changed.
+func rewritten(t *testing.T, name, heading, command string, run func(o options) error) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "BENCHMARKS.md")
-	const head, tail = "# Benchmarks\n\nintro\n\n## Before\n\nx\n\n", "\n## End to end: the real wasm in the local host, both builds\n\nrest\n"
-	if err := os.WriteFile(out, []byte(head+heading+"\n\nold numbers\n"+tail), 0o644); err != nil {
+	head := "<!-- section flash-crowd: written by make bench -->\n## Before\n\nx\n<!-- end section flash-crowd -->\n\n"
+	tail := "\n<!-- section end-to-end: written by make bench -->\n## End to end\n\nrest\n<!-- end section end-to-end -->\n"
+	begin := "<!-- section " + name + ": written by make " + strings.TrimPrefix(command, "make ") + " -->\n"
+	end := "<!-- end section " + name + " -->\n"
+	if err := os.WriteFile(out, []byte(head+begin+heading+"\n\nold numbers\n"+end+tail), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := run(options{out: out, command: command, began: time.Now()}); err != nil {
@@ -178,10 +192,63 @@ func rewritten(t *testing.T, heading, command string, run func(o options) error)
 		t.Fatal(err)
 	}
 	md := string(b)
-	if !strings.HasPrefix(md, head+heading+"\n\nMeasured by `"+command+"`") || !strings.HasSuffix(md, tail) || strings.Contains(md, "old numbers") {
+	if !strings.HasPrefix(md, head+begin+heading+"\n\nMeasured by `"+command+"`") || !strings.HasSuffix(md, end+tail) || strings.Contains(md, "old numbers") {
 		t.Fatalf("the section was not replaced in place:\n%s", md)
 	}
 	return md
+}
+
+// TestRunHost writes the reusable sandboxes' section from the request
+// benchmarks' output of two builds.
+func TestRunHost(t *testing.T) {
+	dir := t.TempDir()
+	goOut := "goos: linux\nBenchmarkQueuePage/fresh-2  \t      12\t  40000000 ns/op\t        37.20 cpu-ms/req\t        37.20 cpu-ms/req1\t        69.40 p50-ms\t       346.9 p99-ms\t         1.000 sandboxes/req\n" +
+		"BenchmarkQueuePage/reused-2 \t      12\t  12000000 ns/op\t        12.70 cpu-ms/req\t        33.00 cpu-ms/req1\t         8.40 cpu-ms/req2\t         8.50 cpu-ms/req3\t         8.60 cpu-ms/req4\t         9.00 cpu-ms/req5\t         8.50 cpu-ms/req6\t        10.80 p50-ms\t        81.00 p99-ms\t         0.1667 sandboxes/req\n"
+	if err := os.WriteFile(filepath.Join(dir, "go.txt"), []byte(goOut), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	md := rewritten(t, "reuse", benchreport.ReuseHeading, "make bench-host", func(o options) error {
+		o.builds, o.hostRequests = []build{{name: "Go", version: "go1.x", host: filepath.Join(dir, "go.txt")}}, 12
+		o.missing = "TinyGo (not installed)"
+		return runHost(context.Background(), o)
+	})
+	for _, want := range []string{
+		"| queue page | Go (go1.x) | fresh | 37.2 ms | 37.2 ms |  |  |  | 1.00 | 69.4 ms | 346.9 ms |",
+		"| queue page | Go (go1.x) | reused | 12.7 ms | 33.0 ms | 8.4 ms | 8.5 ms | 8.5 ms to 9.0 ms | 0.17 | 10.8 ms | 81.0 ms |",
+		"-benchtime 12x ./suites/e2e", "**Not measured: TinyGo (not installed).**",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the section lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// TestRunFigures writes the figures' section from a module and a
+// package.json.
+func TestRunFigures(t *testing.T) {
+	dir := t.TempDir()
+	wasm, pkg := filepath.Join(dir, "main.tinygo.wasm"), filepath.Join(dir, "package.json")
+	if err := os.WriteFile(wasm, make([]byte, 1891434), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pkg, []byte(`{"dependencies": {"@fastly/cli-linux-x64": "16.1.0"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "BENCHMARKS.md")
+	if err := os.WriteFile(out, []byte("# B\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := options{out: out, command: "make figures", began: time.Now(), cliPackage: pkg,
+		builds: []build{{name: "TinyGo", version: "0.33.0", wasm: wasm}}}
+	if err := runFigures(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(out)
+	for _, want := range []string{"| TinyGo module (0.33.0) | 1.89 MB (1,891,434 bytes) | `bin/main.tinygo.wasm` |", "| Fastly CLI the tests run | 16.1.0 |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("the section lacks %q:\n%s", want, md)
+		}
+	}
 }
 
 func TestRunRefusesMissingHotPaths(t *testing.T) {

@@ -37,6 +37,8 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
+	log.Printf("starting Redis, the Upstash REST stand-in, the demo origin and %d local host(s) for %s", *pops, *wasm)
+	log.Printf("the first start compiles %s for this machine (about a minute for the Go build on 2 busy cores), kept in %s for later starts", *wasm, cache)
 	st, err := devstack.Start(ctx, devstack.Options{
 		Manifest: *manifest, Wasm: *wasm, Addr: *addr,
 		UpstashAddr: *upstashAddr, OriginAddr: *originAddr,
