@@ -101,12 +101,12 @@ func TestHeartbeat(t *testing.T) {
 			var ops []string
 			var seen []seenRequest
 			var logs []string
-			svc := Service{
+			svc := Handler{
 				Config: heartbeatRooms, Templates: noTemplates{},
 				Secrets:           mapSecrets{m: map[string]string{SecretUpstashToken: "real-token", SecretSigningKeys: testKeys}},
 				Origin:            recordingOrigin{seen: &seen},
 				Upstash:           laneTransport{ticket: 4, outcome: tc.outcome, ops: &ops},
-				UpstashViaBackend: true, Now: at,
+				UpstashViaBackend: true, Now: fixed(at),
 				Logf: func(f string, a ...any) { logs = append(logs, f) },
 			}
 			r := hostileRequest(t, tc.method, "https", tc.host, heartbeat.Path)

@@ -7,7 +7,6 @@
 package platform
 
 import (
-	"context"
 	"log"
 	"os"
 	"time"
@@ -22,36 +21,33 @@ const (
 	upstashBackend = "upstash"
 )
 
-// Serve serves requests until the sandbox ends, wiring the platform into
-// one edge.Service per request.
+// Serve serves requests until the sandbox ends, with one edge.Handler
+// wired to the platform, built as the sandbox starts.
 func Serve() {
-	// What the sandbox keeps between the requests it serves: nothing
-	// about a visitor (edge.Kept).
-	kept := &edge.Kept{}
-	fsthttp.ServeMany(func(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
-		svc := &edge.Service{
-			Config:    &config{},
-			Templates: &kvTemplates{},
-			Secrets:   secrets{},
-			Origin:    origin{},
-			Upstash:   upstash{},
-			Limits:    limits{},
-			Geo:       geolocation{},
-			ACLs:      acls{},
-			Bots:      bots{r},
-			// The upstash backend knows the database's host, so the
-			// config store need not repeat it.
-			UpstashViaBackend: true,
-			// Viceroy and the project's local host both say "localhost";
-			// Fastly's POPs name the cache node.
-			Local:        os.Getenv("FASTLY_HOSTNAME") == "localhost",
-			Now:          time.Now(),
-			Logf:         log.Printf,
-			LogEndpoints: openLogEndpoint,
-			POP:          os.Getenv("FASTLY_POP"),
-			Cache:        popCache{},
-			Kept:         kept,
-		}
-		svc.ServeHTTP(ctx, w, r)
-	}, sandboxOptions())
+	h := &edge.Handler{
+		Config:    &config{},
+		Templates: &kvTemplates{},
+		Secrets:   secrets{},
+		Origin:    origin{},
+		Upstash:   upstash{},
+		Limits:    limits{},
+		Geo:       geolocation{},
+		ACLs:      acls{},
+		Bots:      bots{},
+		// The upstash backend knows the database's host, so the config
+		// store need not repeat it.
+		UpstashViaBackend: true,
+		// Viceroy and the project's local host both say "localhost";
+		// Fastly's POPs name the cache node.
+		Local:        os.Getenv("FASTLY_HOSTNAME") == "localhost",
+		Now:          time.Now,
+		Logf:         log.Printf,
+		LogEndpoints: openLogEndpoint,
+		POP:          os.Getenv("FASTLY_POP"),
+		Cache:        popCache{},
+		// What the sandbox keeps between the requests it serves: nothing
+		// about a visitor (edge.Kept).
+		Kept: &edge.Kept{},
+	}
+	fsthttp.ServeMany(h.ServeHTTP, sandboxOptions())
 }
