@@ -122,11 +122,11 @@ const (
 
 // ForTest is the stack a test of the service starts: the repository's
 // fastly.toml and service wasm (see ServiceWasm) from the test's package
-// two levels below the root, every server on a free loopback port, the
-// compiled module cached across test runs, and the log and the log
-// endpoints' entries written to logs. The test adds its own Adjust.
+// in tools/suites, three levels below the root; every server on a free
+// loopback port, the compiled module cached across test runs, and the log
+// and the log endpoints' entries written to logs. The test adds its own Adjust.
 func ForTest(logs io.Writer, timeout time.Duration) Options {
-	root := filepath.Join("..", "..")
+	root := filepath.Join("..", "..", "..")
 	return Options{
 		Manifest: filepath.Join(root, "fastly.toml"), Wasm: ServiceWasm(root),
 		Addr: "127.0.0.1:0", UpstashAddr: "127.0.0.1:0", OriginAddr: "127.0.0.1:0",
