@@ -1,5 +1,5 @@
 // Fuzz targets for the edge: the config store's settings, and a whole
-// request through Service.ServeHTTP against a store whose every answer the
+// request through Handler.ServeHTTP against a store whose every answer the
 // fuzzer picks. Each target's body is a check function and its seeds a
 // table, so that TinyGo, which compiles Fuzz targets but never runs them,
 // runs the seeds too (fuzz_tinygo_test.go). make fuzz fuzzes every target
