@@ -185,13 +185,3 @@ func (h *Handler) countBadInvite(client string) {
 		h.Logf("invite: %v; bad invite links not limited", err)
 	}
 }
-
-// laneNumbers are pl's ticket and now-serving numbers as the queue page
-// shows them: in the priority lane, whose tickets the store numbers -1,
-// -2, ..., "P1", "P2", ...
-func laneNumbers(pl queue.Place) (ticket, serving string) {
-	if pl.Priority {
-		return "P" + strconv.FormatInt(-pl.Ticket, 10), "P" + strconv.FormatInt(pl.Admitted, 10)
-	}
-	return strconv.FormatInt(pl.Ticket, 10), strconv.FormatInt(pl.Admitted, 10)
-}

@@ -177,3 +177,12 @@ func (q *request) refuse(w fsthttp.ResponseWriter, r *fsthttp.Request, room *que
 	}
 	q.problem(w, code, title, message)
 }
+
+// refusal says, for a log line, why a pass the request offered was
+// refused, or nothing.
+func refusal(err error) string {
+	if err == nil {
+		return ""
+	}
+	return "; offered pass refused: " + err.Error()
+}

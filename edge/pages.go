@@ -47,13 +47,6 @@ func (q *request) notSetUp(w fsthttp.ResponseWriter, e *SetupError) {
 			"(For the site's operator: set "+e.Setting+"; the service's log says how.)")
 }
 
-func refusal(err error) string {
-	if err == nil {
-		return ""
-	}
-	return "; offered pass refused: " + err.Error()
-}
-
 // speak picks the language of a page (or JSON display) for r in room, and
 // says that the answer depends on Accept-Language.
 func speak(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) string {
@@ -241,6 +234,16 @@ func (q *request) prequeuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, roo
 	brand(values, lang, room)
 	values["title"] = locale.Text(lang, locale.PrequeueTitle)
 	q.page(w, room.QueueStatusCode, templates.Prequeue.Name, templates.Prequeue, values)
+}
+
+// laneNumbers are pl's ticket and now-serving numbers as the queue page
+// shows them: in the priority lane, whose tickets the store numbers -1,
+// -2, ..., "P1", "P2", ...
+func laneNumbers(pl queue.Place) (ticket, serving string) {
+	if pl.Priority {
+		return "P" + strconv.FormatInt(-pl.Ticket, 10), "P" + strconv.FormatInt(pl.Admitted, 10)
+	}
+	return strconv.FormatInt(pl.Ticket, 10), strconv.FormatInt(pl.Admitted, 10)
 }
 
 // describeWait says the estimate in words a visitor reads at a glance,
