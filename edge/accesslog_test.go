@@ -72,8 +72,7 @@ func (c *logCase) get(t *testing.T, host, target string, change func(*fsthttp.Re
 	if change != nil {
 		change(r)
 	}
-	svc := c.svc
-	return browse(&svc, r)
+	return browse(&c.svc, r)
 }
 
 // last is the last line written, decoded.

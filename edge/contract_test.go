@@ -92,8 +92,7 @@ func (c *contractCase) send(t *testing.T, method, host, target string, header ..
 	}
 	ops, seen := len(c.ops), len(c.seen)
 	w = fsttest.NewRecorder()
-	svc := c.svc
-	svc.ServeHTTP(context.Background(), w, r)
+	c.svc.ServeHTTP(context.Background(), w, r)
 	return w, len(c.ops) - ops, len(c.seen) - seen
 }
 

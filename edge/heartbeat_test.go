@@ -186,9 +186,8 @@ func TestHeartbeatScript(t *testing.T) {
 			if tc.ifNoneMatch != "" {
 				r.Header.Set("If-None-Match", tc.ifNoneMatch)
 			}
-			svc := c.svc
 			w := fsttest.NewRecorder()
-			svc.ServeHTTP(context.Background(), w, r)
+			c.svc.ServeHTTP(context.Background(), w, r)
 			h := w.HeaderMap
 			if w.Code != tc.code || len(c.stored) != 0 || len(c.seen) != 0 {
 				t.Fatalf("%d with %d store calls and %d origin requests, want %d and none", w.Code, len(c.stored), len(c.seen), tc.code)

@@ -100,8 +100,7 @@ func (c *inviteCase) follow(t *testing.T, method, scheme, host, ip, query string
 	r.RemoteAddr = ip
 	r.Header.Set("User-Agent", "test browser")
 	w := fsttest.NewRecorder()
-	svc := c.svc
-	svc.ServeHTTP(context.Background(), w, r)
+	c.svc.ServeHTTP(context.Background(), w, r)
 	return w
 }
 

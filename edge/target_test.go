@@ -91,8 +91,7 @@ func hostileRequest(t *testing.T, method, scheme, host, target string) *fsthttp.
 
 func (c *targetCase) do(t *testing.T, r *fsthttp.Request) *fsttest.ResponseRecorder {
 	t.Helper()
-	svc := c.svc
-	return browse(&svc, r)
+	return browse(&c.svc, r)
 }
 
 // TestHostileTargets: each request is queued (it reached the line: the
