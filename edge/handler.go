@@ -35,6 +35,7 @@ type Origin interface {
 
 // Handler serves the waiting room over the platform's ports. Build one
 // per sandbox and let it serve the sandbox's requests, one at a time.
+// Serving a request changes none of its fields; only Kept learns.
 type Handler struct {
 	Config    Config
 	Templates Templates
