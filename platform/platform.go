@@ -7,6 +7,7 @@
 package platform
 
 import (
+	"context"
 	"log"
 	"os"
 	"time"
@@ -24,9 +25,10 @@ const (
 // Serve serves requests until the sandbox ends, with one edge.Handler
 // wired to the platform, built as the sandbox starts.
 func Serve() {
+	cfg, kv := &config{}, &kvTemplates{}
 	h := &edge.Handler{
-		Config:    &config{},
-		Templates: &kvTemplates{},
+		Config:    cfg,
+		Templates: kv,
 		Secrets:   secrets{},
 		Origin:    origin{},
 		Upstash:   upstash{},
@@ -49,5 +51,11 @@ func Serve() {
 		// about a visitor (edge.Kept).
 		Kept: &edge.Kept{},
 	}
-	fsthttp.ServeMany(h.ServeHTTP, sandboxOptions())
+	fsthttp.ServeMany(func(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
+		// A store's handle reads the store as it was when opened (in
+		// Viceroy too), so each request opens the config and KV stores
+		// afresh: a change reaches a reused sandbox at its next request.
+		cfg.store, kv.store = nil, nil
+		h.ServeHTTP(ctx, w, r)
+	}, sandboxOptions())
 }
