@@ -76,30 +76,25 @@ type requestLog struct {
 }
 
 // startLog begins r's line when the config names a log endpoint and the
-// platform can open one. It returns the Service to serve r with, a copy
-// that counts its store calls into the line, and w wrapped to see the
-// status; otherwise s and w as they are.
-func (s *Service) startLog(settings Settings, w fsthttp.ResponseWriter, r *fsthttp.Request) (*Service, fsthttp.ResponseWriter) {
-	if settings.LogEndpoint == "" || s.LogEndpoints == nil {
-		return s, w
+// platform can open one, and returns w wrapped to see the status; the
+// request's store calls are then counted into the line (store). Otherwise
+// it returns w as it is.
+func (q *request) startLog(w fsthttp.ResponseWriter, r *fsthttp.Request) fsthttp.ResponseWriter {
+	if q.settings.LogEndpoint == "" || q.LogEndpoints == nil {
+		return w
 	}
-	l := &requestLog{endpoint: s.LogEndpoints(settings.LogEndpoint), name: settings.LogEndpoint}
-	l.line = accesslog.Request{Time: s.Now, Method: r.Method, Path: r.URL.Path, POP: s.POP,
-		ShowClientIP: settings.LogClientIP,
+	q.log = &requestLog{endpoint: q.LogEndpoints(q.settings.LogEndpoint), name: q.settings.LogEndpoint}
+	q.log.line = accesslog.Request{Time: q.now, Method: r.Method, Path: r.URL.Path, POP: q.POP,
+		ShowClientIP: q.settings.LogClientIP,
 		// Only a target that cannot be read is answered before the rules
 		// place the request.
 		Decision: "invalid"}
-	c := *s
-	c.log = l
-	if c.Upstash != nil {
-		c.Upstash = countedTransport{c.Upstash, &l.line}
-	}
-	return &c, &statusWriter{ResponseWriter: w, status: &l.line.Status}
+	return &statusWriter{ResponseWriter: w, status: &q.log.line.Status}
 }
 
 // finishLog writes the line of r, answered.
-func (s *Service) finishLog(r *fsthttp.Request) {
-	l := s.log
+func (q *request) finishLog(r *fsthttp.Request) {
+	l := q.log
 	if l == nil {
 		return
 	}
@@ -109,33 +104,33 @@ func (s *Service) finishLog(r *fsthttp.Request) {
 	}
 	if ip := clientAddr(clientIP(r)); ip.IsValid() {
 		l.line.Client = ip.String()
-		if c, err := (facts{s}).Country(ip); err == nil {
+		if c, err := (facts{q}).Country(ip); err == nil {
 			l.line.Country = c
 		}
 		if !l.line.ShowClientIP {
 			// Without the signing keys (not set up yet) there is no key
 			// to hash with, and the line has no client.
-			if keys, err := s.keys(); err == nil {
+			if keys, err := q.keys(); err == nil {
 				l.line.ClientKey = keys.Key()
 			}
 		}
 	}
-	l.write(s, l.line.Line())
+	l.write(q.Logf, l.line.Line())
 }
 
 // logAction writes the line of an operator's action (control.Operator's
 // Logged), when the request's lines are written.
-func (s *Service) logAction(e store.AuditEntry) {
-	if s.log != nil {
-		s.log.write(s, accesslog.Action(e))
+func (q *request) logAction(e store.AuditEntry) {
+	if q.log != nil {
+		q.log.write(q.Logf, accesslog.Action(e))
 	}
 }
 
-// write writes a line to the endpoint; a failure costs s one plain log
-// line, never the request.
-func (l *requestLog) write(s *Service, line []byte) {
+// write writes a line to the endpoint; a failure costs one plain log line
+// (logf), never the request.
+func (l *requestLog) write(logf func(format string, args ...any), line []byte) {
 	if err := l.endpoint.Write(line); err != nil {
-		s.Logf("log endpoint %q: %v", l.name, err)
+		logf("log endpoint %q: %v", l.name, err)
 	}
 }
 

@@ -72,8 +72,7 @@ func (c *logCase) get(t *testing.T, host, target string, change func(*fsthttp.Re
 	if change != nil {
 		change(r)
 	}
-	svc := c.svc
-	return browse(&svc, r)
+	return browse(&c.svc, r)
 }
 
 // last is the last line written, decoded.
@@ -338,7 +337,7 @@ func TestLogSettings(t *testing.T) {
 // country looked up, the line built and written (to memory here).
 func BenchmarkLogLine(b *testing.B) {
 	var lines []string
-	svc := &Service{
+	svc := &Handler{
 		Secrets: mapSecrets{m: map[string]string{SecretSigningKeys: testKeys}},
 		Geo:     &platform{country: "DE"}, POP: "FRA",
 		LogEndpoints: func(string) LogEndpoint { return memEndpoint{lines: &lines} },
@@ -355,11 +354,13 @@ func BenchmarkLogLine(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		lines = lines[:0]
-		s, w := svc.startLog(settings, fsttest.NewRecorder(), r)
-		s.log.routed(ToLine, queue.Judgement{Room: room, Protected: true})
-		s.log.decided(d)
+		q := testRequest(svc)
+		q.settings = settings
+		w := q.startLog(fsttest.NewRecorder(), r)
+		q.log.routed(ToLine, queue.Judgement{Room: room, Protected: true})
+		q.log.decided(d)
 		w.WriteHeader(fsthttp.StatusOK)
-		s.finishLog(r)
+		q.finishLog(r)
 		if len(lines) != 1 {
 			b.Fatalf("%d lines", len(lines))
 		}
@@ -391,8 +392,10 @@ func TestLogActions(t *testing.T) {
 		settings := LoadSettings(c.svc.Config)
 		r := hostileRequest(t, fsthttp.MethodPost, "https", "shop.example.com", DefaultAdminPath)
 		r.RemoteAddr = "203.0.113.9"
-		s, _ := c.svc.startLog(settings, fsttest.NewRecorder(), r)
-		op, keys, err := s.operator(settings)
+		q := testRequest(&c.svc)
+		q.settings = settings
+		q.startLog(fsttest.NewRecorder(), r)
+		op, keys, err := q.operator()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,29 +26,29 @@ const (
 	wrongPasswords = "admin_wrong_password"
 )
 
-func (s *Service) admin(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, settings Settings) {
+func (q *request) admin(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
 	secure(w.Header(), adminPolicy)
-	p := &admin.Panel{Path: settings.AdminPath, Rooms: settings.Rooms, Now: s.Now, Logf: s.Logf}
-	if client := clientKey(r); s.Limits != nil && client != "" {
-		p.Guesses = guesses{s, client}
+	p := &admin.Panel{Path: q.settings.AdminPath, Rooms: q.settings.Rooms, Now: q.now, Logf: q.Logf}
+	if client := clientKey(r); q.Limits != nil && client != "" {
+		p.Guesses = guesses{q.Handler, client}
 	}
 	// Without a usable password the panel is disabled (it says so); any
 	// other problem with it is the operator's to fix.
-	pw, err := s.Secrets.Get(SecretAdminPassword)
+	pw, err := q.secrets.Get(SecretAdminPassword)
 	switch {
 	case errors.Is(err, ErrStoreNotLinked):
-		s.notSetUp(w, storeNotLinked(SecretStore, "fastly secret-store list"))
+		q.notSetUp(w, storeNotLinked(SecretStore, "fastly secret-store list"))
 		return
-	case err == nil && !s.Local && IsDevSecret(SecretAdminPassword, pw):
-		s.notSetUp(w, secretProblem(SecretAdminPassword, "holds the public development value from fastly.toml's [local_server]"))
+	case err == nil && !q.Local && IsDevSecret(SecretAdminPassword, pw):
+		q.notSetUp(w, secretProblem(SecretAdminPassword, "holds the public development value from fastly.toml's [local_server]"))
 		return
 	case err == nil:
 		p.Password = []byte(strings.TrimSpace(string(pw)))
 	case !errors.Is(err, ErrNotFound):
-		s.Logf("admin: secret %s: %v", SecretAdminPassword, err)
+		q.Logf("admin: secret %s: %v", SecretAdminPassword, err)
 	}
 	if admin.Password().Problem(p.Password) == "" {
-		op, keys, err := s.operator(settings)
+		op, keys, err := q.operator()
 		if err == nil {
 			p.Op, p.CSRFKey = op, keys.Key()
 			p.Actor = store.Actor{Via: "panel", Client: ClientHash(keys, r)}
@@ -56,11 +56,11 @@ func (s *Service) admin(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		var setup *SetupError
 		switch {
 		case errors.As(err, &setup):
-			s.notSetUp(w, setup)
+			q.notSetUp(w, setup)
 			return
 		case err != nil:
-			s.Logf("admin: %v", err)
-			s.problem(w, fsthttp.StatusServiceUnavailable, "Admin unavailable", "The panel cannot reach its secrets; see the log.")
+			q.Logf("admin: %v", err)
+			q.problem(w, fsthttp.StatusServiceUnavailable, "Admin unavailable", "The panel cannot reach its secrets; see the log.")
 			return
 		}
 	}
@@ -71,31 +71,31 @@ func (s *Service) admin(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 // limits nothing (and says so in the log): an operator must not be locked
 // out of the panel by the platform's counters.
 type guesses struct {
-	s      *Service
+	h      *Handler
 	client string
 }
 
 func (g guesses) Refused() (time.Duration, bool) {
-	in, err := g.s.Limits.Penalized(wrongPasswords, g.client)
+	in, err := g.h.Limits.Penalized(wrongPasswords, g.client)
 	if err != nil {
-		g.s.Logf("admin: %v; wrong passwords not limited", err)
+		g.h.Logf("admin: %v; wrong passwords not limited", err)
 		return 0, false
 	}
 	return wrongPasswordPenalty, in
 }
 
 func (g guesses) Wrong() {
-	n, err := g.s.Limits.Count(wrongPasswords, g.client)
+	n, err := g.h.Limits.Count(wrongPasswords, g.client)
 	if err != nil {
-		g.s.Logf("admin: %v; wrong passwords not limited", err)
+		g.h.Logf("admin: %v; wrong passwords not limited", err)
 		return
 	}
 	if n <= maxWrongPasswords {
 		return
 	}
-	if err := g.s.Limits.Penalize(wrongPasswords, g.client, wrongPasswordPenalty); err != nil {
-		g.s.Logf("admin: %v; wrong passwords not limited", err)
+	if err := g.h.Limits.Penalize(wrongPasswords, g.client, wrongPasswordPenalty); err != nil {
+		g.h.Logf("admin: %v; wrong passwords not limited", err)
 		return
 	}
-	g.s.Logf("admin: %d wrong passwords in a minute from %s: refused for %v", n, g.client, wrongPasswordPenalty)
+	g.h.Logf("admin: %d wrong passwords in a minute from %s: refused for %v", n, g.client, wrongPasswordPenalty)
 }

@@ -65,7 +65,7 @@ type adminCase struct {
 func newAdminCase(password string) *adminCase {
 	c := &adminCase{targetCase: newTargetCase(targetRooms)}
 	c.svc.Secrets = mapSecrets{m: map[string]string{SecretUpstashToken: "real-token", SecretSigningKeys: testKeys, SecretAdminPassword: password}}
-	c.limits = newMemLimits(&c.svc.Now)
+	c.limits = newMemLimits(&c.now)
 	c.svc.Limits = c.limits
 	return c
 }
@@ -115,7 +115,7 @@ func TestWrongPasswordsArePenalized(t *testing.T) {
 		}
 	}
 	for i := 1; i <= maxWrongPasswords+1; i++ {
-		c.svc.Now = c.svc.Now.Add(time.Second)
+		c.now = c.now.Add(time.Second)
 		if code, _, _ := c.login(t, ip, "wrong-guess-number-x"); code != fsthttp.StatusUnauthorized {
 			t.Fatalf("wrong password %d: %d", i, code)
 		}
@@ -130,7 +130,7 @@ func TestWrongPasswordsArePenalized(t *testing.T) {
 	if code, _, _ := c.login(t, "203.0.113.10", goodAdminPassword); code != fsthttp.StatusOK {
 		t.Errorf("another client: %d", code)
 	}
-	c.svc.Now = c.svc.Now.Add(wrongPasswordPenalty)
+	c.now = c.now.Add(wrongPasswordPenalty)
 	if code, _, _ := c.login(t, ip, goodAdminPassword); code != fsthttp.StatusOK {
 		t.Errorf("after the penalty: %d", code)
 	}
@@ -138,7 +138,7 @@ func TestWrongPasswordsArePenalized(t *testing.T) {
 	// Ten wrong a minute, spread out, never box an operator.
 	c = newAdminCase(goodAdminPassword)
 	for i := 0; i < 3*maxWrongPasswords; i++ {
-		c.svc.Now = c.svc.Now.Add(7 * time.Second)
+		c.now = c.now.Add(7 * time.Second)
 		c.login(t, ip, "typo-typo-typo-typo")
 	}
 	if code, _, _ := c.login(t, ip, goodAdminPassword); code != fsthttp.StatusOK {

@@ -13,31 +13,31 @@ import (
 // data, never a page to render.
 const apiPolicy = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
 
-func (s *Service) adminAPI(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, settings Settings) {
+func (q *request) adminAPI(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
 	secure(w.Header(), apiPolicy)
-	h := &api.Handler{Path: settings.APIPath, Logf: s.Logf}
-	if client := clientKey(r); s.Limits != nil && client != "" {
+	h := &api.Handler{Path: q.settings.APIPath, Logf: q.Logf}
+	if client := clientKey(r); q.Limits != nil && client != "" {
 		// One budget of wrong guesses per client for the panel's
 		// password and the API's token alike.
-		h.Guesses = guesses{s, client}
+		h.Guesses = guesses{q.Handler, client}
 	}
-	token, err := s.Secrets.Get(SecretAPIToken)
+	token, err := q.secrets.Get(SecretAPIToken)
 	switch {
 	case errors.Is(err, ErrStoreNotLinked):
 		h.Disabled = storeNotLinked(SecretStore, "fastly secret-store list").Error()
-	case err == nil && !s.Local && IsDevSecret(SecretAPIToken, token):
+	case err == nil && !q.Local && IsDevSecret(SecretAPIToken, token):
 		h.Disabled = secretProblem(SecretAPIToken, "holds the public development value from fastly.toml's [local_server]").Error()
 	case err == nil:
 		h.Token = []byte(strings.TrimSpace(string(token)))
 	case !errors.Is(err, ErrNotFound):
-		s.Logf("api: secret %s: %v", SecretAPIToken, err)
+		q.Logf("api: secret %s: %v", SecretAPIToken, err)
 		h.Disabled = "secret " + SecretAPIToken + " cannot be read; see the log"
 	}
 	if h.Disabled == "" && api.Token().Problem(h.Token) == "" {
-		if op, keys, err := s.operator(settings); err == nil {
+		if op, keys, err := q.operator(); err == nil {
 			h.Operator, h.Client = op, ClientHash(keys, r)
 		} else {
-			s.Logf("api: %v", err)
+			q.Logf("api: %v", err)
 			h.Unavailable = describe(err)
 		}
 	}

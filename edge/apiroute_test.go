@@ -149,7 +149,7 @@ func TestWrongTokensShareThePanelsBox(t *testing.T) {
 		}
 	}
 	for i := 1; i <= maxWrongPasswords; i++ {
-		c.svc.Now = c.svc.Now.Add(time.Second)
+		c.now = c.now.Add(time.Second)
 		if i%2 == 0 {
 			c.login(t, ip, "wrong-guess-number-x")
 		} else if w := c.apiCall(t, ip, "/rooms", "wrong-token-wrong-token-wrong-token"); w.Code != fsthttp.StatusUnauthorized {
@@ -170,7 +170,7 @@ func TestWrongTokensShareThePanelsBox(t *testing.T) {
 	if w := c.apiCall(t, "203.0.113.10", "/rooms", goodAPIToken); w.Code != fsthttp.StatusServiceUnavailable {
 		t.Errorf("another client: %d", w.Code)
 	}
-	c.svc.Now = c.svc.Now.Add(wrongPasswordPenalty)
+	c.now = c.now.Add(wrongPasswordPenalty)
 	if w := c.apiCall(t, ip, "/rooms", goodAPIToken); w.Code != fsthttp.StatusServiceUnavailable {
 		t.Errorf("after the penalty: %d %s", w.Code, w.Body)
 	}

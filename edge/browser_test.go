@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/fastly/compute-sdk-go/fsthttp"
 	"github.com/fastly/compute-sdk-go/fsttest"
@@ -14,7 +15,7 @@ import (
 // which a browser follows with the cookie. browse asks for the URL
 // without the mark, as a page that dropped it does, and returns the
 // answer to that second request; any other answer is returned as it is.
-func browse(svc *Service, r *fsthttp.Request) *fsttest.ResponseRecorder {
+func browse(svc *Handler, r *fsthttp.Request) *fsttest.ResponseRecorder {
 	w := fsttest.NewRecorder()
 	svc.ServeHTTP(context.Background(), w, r)
 	cookie := w.HeaderMap.Get("Set-Cookie")
@@ -36,4 +37,15 @@ func backTo(location, uri string) bool {
 	}
 	TakeArrivalMark(u)
 	return u.RequestURI() == uri
+}
+
+// fixed is a clock stopped at t.
+func fixed(t time.Time) func() time.Time { return func() time.Time { return t } }
+
+// testRequest is a request h serves, for tests that call its methods:
+// h's time, and no settings or headers read.
+func testRequest(h *Handler) *request {
+	q := &request{Handler: h, now: h.now()}
+	q.keep()
+	return q
 }

@@ -51,7 +51,7 @@ func newContractCase(t *testing.T, outcome int64) *contractCase {
 // service's clock.
 func (c *contractCase) pass(t *testing.T, kind queue.PassKind, room string) string {
 	t.Helper()
-	at := c.svc.Now.Add(-time.Second)
+	at := c.now.Add(-time.Second)
 	var bind string
 	for _, r := range LoadSettings(c.svc.Config).Rooms {
 		if r.Name == room {
@@ -92,8 +92,7 @@ func (c *contractCase) send(t *testing.T, method, host, target string, header ..
 	}
 	ops, seen := len(c.ops), len(c.seen)
 	w = fsttest.NewRecorder()
-	svc := c.svc
-	svc.ServeHTTP(context.Background(), w, r)
+	c.svc.ServeHTTP(context.Background(), w, r)
 	return w, len(c.ops) - ops, len(c.seen) - seen
 }
 
@@ -133,7 +132,7 @@ func (c *contractCase) passKind(t *testing.T, h fsthttp.Header, cookie string) q
 	if tok == "" {
 		return "withdrawn"
 	}
-	p, err := c.keys.Verify(strings.TrimPrefix(cookie, "wr_"), tok, c.svc.Now)
+	p, err := c.keys.Verify(strings.TrimPrefix(cookie, "wr_"), tok, c.now)
 	if err != nil {
 		t.Fatalf("%s: %v", PassHeader, err)
 	}

@@ -36,7 +36,7 @@ func requestOrigin(r *fsthttp.Request) (string, bool) {
 // allowCORS lets a script on r's origin read room's answer, when room
 // lists the origin. A room that lists any origin answers each origin
 // differently, hence Vary: Origin on all its answers.
-func (s *Service) allowCORS(h fsthttp.Header, r *fsthttp.Request, room *queue.Room) {
+func (q *request) allowCORS(h fsthttp.Header, r *fsthttp.Request, room *queue.Room) {
 	if len(room.CORSOrigins) == 0 {
 		return
 	}
@@ -65,7 +65,7 @@ func (s *Service) allowCORS(h fsthttp.Header, r *fsthttp.Request, room *queue.Ro
 //     bypass rule sends it to the origin, whose own CORS it is.
 //
 // Either way the edge asks no store and sends nothing to the origin.
-func (s *Service) preflight(w fsthttp.ResponseWriter, r *fsthttp.Request, dest Destination, room *queue.Room) bool {
+func (q *request) preflight(w fsthttp.ResponseWriter, r *fsthttp.Request, dest Destination, room *queue.Room) bool {
 	if r.Method != fsthttp.MethodOptions || room == nil || dest != ToLine && dest != ToBypass ||
 		len(r.Header.Values("Access-Control-Request-Method")) == 0 {
 		return false
@@ -79,14 +79,14 @@ func (s *Service) preflight(w fsthttp.ResponseWriter, r *fsthttp.Request, dest D
 	h.Set("Cache-Control", "no-store")
 	h.Add("Vary", "Origin, Access-Control-Request-Method, Access-Control-Request-Headers")
 	if !listed {
-		s.Logf("room %s: preflight refused: Origin %q is not in cors_origins", room.Name, strings.Join(r.Header.Values("Origin"), ", "))
+		q.Logf("room %s: preflight refused: Origin %q is not in cors_origins", room.Name, strings.Join(r.Header.Values("Origin"), ", "))
 		w.WriteHeader(fsthttp.StatusForbidden)
 		return true
 	}
 	method, allow, why := preflightAsks(r.Header)
 	if why != "" {
-		s.Logf("room %s: preflight from %q refused: %s", room.Name, origin, why)
-		s.problem(w, fsthttp.StatusBadRequest, "Bad request", "This preflight cannot be answered: its "+why+".")
+		q.Logf("room %s: preflight from %q refused: %s", room.Name, origin, why)
+		q.problem(w, fsthttp.StatusBadRequest, "Bad request", "This preflight cannot be answered: its "+why+".")
 		return true
 	}
 	h.Set("Access-Control-Allow-Origin", origin)

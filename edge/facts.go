@@ -10,6 +10,7 @@ import (
 	"net/netip"
 
 	"github.com/edgequeue/waitingroom/match"
+	"github.com/fastly/compute-sdk-go/fsthttp"
 )
 
 // Geo tells where a client address is: Fastly's geolocation at the edge.
@@ -30,26 +31,26 @@ type ACLs interface {
 
 // Bots is what Fastly's bot detection made of the request.
 type Bots interface {
-	// Verified reports whether bot detection analysed the request,
-	// detected a bot, and verified it is the bot it claims to be.
-	Verified() (bool, error)
+	// Verified reports whether bot detection analysed r, detected a bot,
+	// and verified it is the bot it claims to be.
+	Verified(r *fsthttp.Request) (bool, error)
 }
 
-// facts answers the rules' questions from the Service's platform
-// interfaces. The rules (package match) ask each at most once per request
+// facts answers the rules' questions about a request from the Handler's
+// platform interfaces. The rules (package match) ask each at most once per request
 // and hand every error back, prefixed with the room and rule, for the log,
 // treating the fact as unknown; so facts only says what failed. A nil
 // interface (the native build's tests) is unknown.
-type facts struct{ s *Service }
+type facts struct{ q *request }
 
 var _ match.Facts = facts{}
 
 // Country is ip's country as the platform reports it.
 func (f facts) Country(ip netip.Addr) (string, error) {
-	if f.s.Geo == nil {
+	if f.q.Geo == nil {
 		return "", nil
 	}
-	c, err := f.s.Geo.Country(ip)
+	c, err := f.q.Geo.Country(ip)
 	if err != nil {
 		return "", fmt.Errorf("geolocation of %s failed, so its country is unknown: %w", ip, err)
 	}
@@ -59,10 +60,10 @@ func (f facts) Country(ip netip.Addr) (string, error) {
 // VerifiedBot reports whether bot detection verified the request as a
 // known bot.
 func (f facts) VerifiedBot() (bool, error) {
-	if f.s.Bots == nil {
+	if f.q.Bots == nil {
 		return false, nil
 	}
-	v, err := f.s.Bots.Verified()
+	v, err := f.q.Bots.Verified(f.q.sent)
 	if err != nil {
 		return false, fmt.Errorf("bot detection failed, so the request is not a verified bot: %w", err)
 	}
@@ -71,10 +72,10 @@ func (f facts) VerifiedBot() (bool, error) {
 
 // ACL returns the action of the entry of ACL name matching ip, or "".
 func (f facts) ACL(name string, ip netip.Addr) (string, error) {
-	if f.s.ACLs == nil {
+	if f.q.ACLs == nil {
 		return "", nil
 	}
-	action, err := f.s.ACLs.Lookup(name, ip)
+	action, err := f.q.ACLs.Lookup(name, ip)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return "", errors.New("no ACL of that name is linked to this service (fastly compute acl list-acls lists them; link one with fastly service resource-link create), so the rule lets nobody through")
@@ -88,10 +89,10 @@ func (f facts) ACL(name string, ip netip.Addr) (string, error) {
 // space around it (as `echo` adds). A blank value is an error: it would
 // match a blank header.
 func (f facts) Secret(name string) ([]byte, error) {
-	if f.s.Secrets == nil {
+	if f.q.secrets == nil {
 		return nil, nil
 	}
-	v, err := f.s.Secrets.Get(name)
+	v, err := f.q.secrets.Get(name)
 	v = bytes.TrimSpace(v)
 	switch {
 	case errors.Is(err, ErrNotFound):

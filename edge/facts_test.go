@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/fastly/compute-sdk-go/fsthttp"
 )
 
 // platform is a Geo, ACLs and Bots that counts its calls; an err field,
@@ -39,7 +41,7 @@ func (p *platform) Lookup(name string, _ netip.Addr) (string, error) {
 	return p.action, p.aclErr
 }
 
-func (p *platform) Verified() (bool, error) {
+func (p *platform) Verified(*fsthttp.Request) (bool, error) {
 	p.count("bots")
 	return p.verified, p.botErr
 }
@@ -51,7 +53,7 @@ func (p *platform) Get(name string) ([]byte, error) {
 
 // factsOver is the facts of a Service over p.
 func factsOver(p *platform) facts {
-	return facts{&Service{Geo: p, ACLs: p, Bots: p, Secrets: p}}
+	return facts{testRequest(&Handler{Geo: p, ACLs: p, Bots: p, Secrets: p})}
 }
 
 var visitorAddr = netip.MustParseAddr("192.0.2.7")
@@ -120,7 +122,7 @@ func probe(f facts) (string, error) {
 // TestFactsWithoutPlatform: the native build has no Geo, ACLs or Bots;
 // every answer is unknown, without an error.
 func TestFactsWithoutPlatform(t *testing.T) {
-	f := facts{&Service{}}
+	f := facts{testRequest(&Handler{})}
 	for name, ask := range map[string]func(facts) (string, error){"country": country, "ACL": office, "secret": probe} {
 		if v, err := ask(f); v != "" || err != nil {
 			t.Errorf("%s = %q, %v; want unknown", name, v, err)

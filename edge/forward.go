@@ -46,36 +46,36 @@ func expired(room *queue.Room) string {
 
 // obey carries out the origin's commands and returns the cookie to set in
 // place of the one planned ("" to keep it).
-func (s *Service) obey(ctx context.Context, gate *queue.Gate, room *queue.Room, d queue.Decision, values []string) string {
+func (q *request) obey(ctx context.Context, gate *queue.Gate, room *queue.Room, d queue.Decision, values []string) string {
 	cmds, errs := queue.ParseCommands(values)
 	for _, err := range errs {
-		s.Logf("room %s: origin command ignored: %v", room.Name, err)
+		q.Logf("room %s: origin command ignored: %v", room.Name, err)
 	}
 	cookie := ""
 	if session := d.Session; cmds.Revoke && session.ID != "" {
-		if _, err := gate.Store.End(ctx, room.Name, room.Policy(s.Now), session, s.Now); err != nil {
-			s.Logf("room %s: origin revoke of session %s failed: %v", room.Name, session.ID, err)
+		if _, err := gate.Store.End(ctx, room.Name, room.Policy(q.now), session, q.now); err != nil {
+			q.Logf("room %s: origin revoke of session %s failed: %v", room.Name, session.ID, err)
 		} else {
-			s.Logf("room %s: origin revoked session %s", room.Name, session.ID)
+			q.Logf("room %s: origin revoked session %s", room.Name, session.ID)
 		}
 		cookie = expired(room)
 	}
 	if cmds.Admit > 0 {
 		// An operator action like the panel's: in the audit log, and in
 		// the log endpoint's action lines.
-		e, err := gate.Admit(ctx, room, cmds.Admit, store.Actor{Via: "origin"}, s.Now)
+		e, err := gate.Admit(ctx, room, cmds.Admit, store.Actor{Via: "origin"}, q.now)
 		if err != nil {
-			s.Logf("room %s: origin admit=%d failed: %v", room.Name, cmds.Admit, err)
+			q.Logf("room %s: origin admit=%d failed: %v", room.Name, cmds.Admit, err)
 		} else {
-			s.Logf("room %s: origin admit=%d: now serving %d of %d", room.Name, cmds.Admit, e.After.Admitted, e.After.Issued)
-			s.acted(e)
+			q.Logf("room %s: origin admit=%d: now serving %d of %d", room.Name, cmds.Admit, e.After.Admitted, e.After.Issued)
+			q.acted(e)
 		}
 	}
 	return cookie
 }
 
 // cookie renders the decision's pass as a Set-Cookie value, or "".
-func (s *Service) cookie(room *queue.Room, d queue.Decision) string {
+func (q *request) cookie(room *queue.Room, d queue.Decision) string {
 	if d.Pass == "" {
 		return ""
 	}
@@ -87,15 +87,15 @@ func (s *Service) cookie(room *queue.Room, d queue.Decision) string {
 // setCookie (when not empty) beside the origin's own cookies. The origin's
 // commands header never reaches the visitor; when obey is given, it carries
 // the commands out and may replace the cookie.
-func (s *Service) forward(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, setCookie string, obey func([]string) string) {
-	resp, err := s.Origin.Send(ctx, r)
+func (q *request) forward(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, setCookie string, obey func([]string) string) {
+	resp, err := q.Origin.Send(ctx, r)
 	if err != nil {
-		s.Logf("origin: %q %q: %v", r.Method, r.URL.Path, err)
+		q.Logf("origin: %q %q: %v", r.Method, r.URL.Path, err)
 		if errors.Is(err, ErrBackendUnresolvable) {
-			s.notSetUp(w, backendUnresolvable("origin", originExample))
+			q.notSetUp(w, backendUnresolvable("origin", originExample))
 			return
 		}
-		s.problem(w, fsthttp.StatusBadGateway, "The site did not answer", "The site could not be reached. Please try again in a moment.")
+		q.problem(w, fsthttp.StatusBadGateway, "The site did not answer", "The site could not be reached. Please try again in a moment.")
 		return
 	}
 	defer resp.Body.Close()
@@ -128,6 +128,6 @@ func (s *Service) forward(ctx context.Context, w fsthttp.ResponseWriter, r *fsth
 	}
 	w.WriteHeader(resp.StatusCode)
 	if _, err := io.Copy(w, resp.Body); err != nil {
-		s.Logf("origin: %q %q: streaming the answer: %v", r.Method, r.URL.Path, err)
+		q.Logf("origin: %q %q: streaming the answer: %v", r.Method, r.URL.Path, err)
 	}
 }

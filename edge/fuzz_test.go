@@ -1,5 +1,5 @@
 // Fuzz targets for the edge: the config store's settings, and a whole
-// request through Service.ServeHTTP against a store whose every answer the
+// request through Handler.ServeHTTP against a store whose every answer the
 // fuzzer picks. Each target's body is a check function and its seeds a
 // table, so that TinyGo, which compiles Fuzz targets but never runs them,
 // runs the seeds too (fuzz_tinygo_test.go). make fuzz fuzzes every target
@@ -367,7 +367,7 @@ func FuzzServeHTTP(f *testing.F) {
 // routeAtOrigin judges the request the origin got, whose path is p, as
 // the edge judges a request (without the platform's facts).
 func routeAtOrigin(sent *fsthttp.Request, p urlnorm.Path) (Destination, queue.Judgement) {
-	dest, j, _ := LoadSettings(fuzzConfig).Route((&Service{}).rulesRequest(sent, target{host: sent.Host, path: p}))
+	dest, j, _ := LoadSettings(fuzzConfig).Route(testRequest(&Handler{}).rulesRequest(sent, target{host: sent.Host, path: p}))
 	return dest, j
 }
 
@@ -408,11 +408,11 @@ func checkServeHTTP(t *testing.T, method string, https, local bool, host, target
 	st := &cannedUpstash{script: replies}
 	origin := &fuzzOrigin{commands: commands}
 	var logs []string
-	svc := Service{
+	svc := Handler{
 		Config: fuzzConfig, Templates: fuzzTemplates(tmpl), Origin: origin, Upstash: st,
 		Secrets: mapSecrets{m: map[string]string{SecretUpstashToken: "real-token", SecretSigningKeys: testKeys, SecretAdminPassword: "a-password-of-24-letters"}},
 		Limits:  fuzzLimits{n: int(limit % 64), boxed: limit >= 192},
-		Local:   local, UpstashViaBackend: true, Now: at,
+		Local:   local, UpstashViaBackend: true, Now: fixed(at),
 		Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) },
 	}
 	w := fsttest.NewRecorder()

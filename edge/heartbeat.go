@@ -31,10 +31,10 @@ type heartbeatRoom struct {
 // whose pass they sent (queue.Gate.Keep): no store call inside a room's
 // heartbeat, one when due, none for a visitor without a session. It never
 // joins a line.
-func (s *Service) heartbeatPing(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, settings Settings) {
+func (q *request) heartbeatPing(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if r.Method != fsthttp.MethodPost {
-		s.Logf("heartbeat: refused: method %q, not POST", r.Method)
+		q.Logf("heartbeat: refused: method %q, not POST", r.Method)
 		w.Header().Set("Allow", "POST")
 		plain(w, fsthttp.StatusMethodNotAllowed, "the heartbeat takes POST only\n")
 		return
@@ -42,24 +42,24 @@ func (s *Service) heartbeatPing(ctx context.Context, w fsthttp.ResponseWriter, r
 	if why := crossSite(r); why != "" {
 		// As for the departure beacon: another site must not learn, with
 		// the visitor's cookie, whether they hold a place.
-		s.Logf("heartbeat: refused: %s", why)
+		q.Logf("heartbeat: refused: %s", why)
 		plain(w, fsthttp.StatusForbidden, "the heartbeat is for this site's own pages\n")
 		return
 	}
 	answer := heartbeatJSON{Rooms: []heartbeatRoom{}}
 	var gate *queue.Gate
-	for _, room := range settings.Rooms {
+	for _, room := range q.settings.Rooms {
 		if !room.Serves(r.Host) {
 			continue
 		}
-		v := s.visitor(r, room)
+		v := q.visitor(r, room)
 		if len(v.Passes) == 0 {
 			continue
 		}
 		if gate == nil {
 			var err error
-			if gate, err = s.gate(settings); err != nil {
-				s.Logf("heartbeat: cannot run the line: %s", describe(err))
+			if gate, err = q.gate(); err != nil {
+				q.Logf("heartbeat: cannot run the line: %s", describe(err))
 				w.Header().Set("Retry-After", "10")
 				plain(w, fsthttp.StatusServiceUnavailable, "the waiting room cannot keep sessions at the moment\n")
 				return
@@ -70,32 +70,32 @@ func (s *Service) heartbeatPing(ctx context.Context, w fsthttp.ResponseWriter, r
 		answer.Rooms = append(answer.Rooms, heartbeatRoom{room.Name, active})
 		switch {
 		case d.Err != nil:
-			s.Logf("room %s: heartbeat (%s): %v", room.Name, d.Why, d.Err)
+			q.Logf("room %s: heartbeat (%s): %v", room.Name, d.Why, d.Err)
 		case d.Why != "session":
-			s.Logf("room %s: heartbeat (%s)", room.Name, d.Why)
+			q.Logf("room %s: heartbeat (%s)", room.Name, d.Why)
 		}
 		if !active {
 			continue
 		}
-		if c := s.cookie(room, d); c != "" {
+		if c := q.cookie(room, d); c != "" {
 			w.Header().Add("Set-Cookie", c)
 		}
-		every := heartbeat.Every(room.At(s.Now).Heartbeat())
+		every := heartbeat.Every(room.At(q.now).Heartbeat())
 		if answer.NextSeconds == 0 || every < answer.NextSeconds {
 			answer.NextSeconds = every
 		}
 		answer.LeaveBeacon = answer.LeaveBeacon || room.LeaveBeacon
 	}
-	s.json(w, fsthttp.StatusOK, answer)
+	q.json(w, fsthttp.StatusOK, answer)
 }
 
 // heartbeatScript serves the heartbeat script with no store call: cached
 // for a year when asked for by its version (a new script has a new one),
 // for five minutes otherwise, so an unversioned tag picks up a new script
 // soon.
-func (s *Service) heartbeatScript(w fsthttp.ResponseWriter, r *fsthttp.Request) {
+func (q *request) heartbeatScript(w fsthttp.ResponseWriter, r *fsthttp.Request) {
 	if r.Method != fsthttp.MethodGet && r.Method != fsthttp.MethodHead {
-		s.Logf("heartbeat script: refused: method %q, not GET", r.Method)
+		q.Logf("heartbeat script: refused: method %q, not GET", r.Method)
 		w.Header().Set("Allow", "GET, HEAD")
 		plain(w, fsthttp.StatusMethodNotAllowed, "the heartbeat script takes GET or HEAD only\n")
 		return

@@ -101,12 +101,12 @@ func TestHeartbeat(t *testing.T) {
 			var ops []string
 			var seen []seenRequest
 			var logs []string
-			svc := Service{
+			svc := Handler{
 				Config: heartbeatRooms, Templates: noTemplates{},
 				Secrets:           mapSecrets{m: map[string]string{SecretUpstashToken: "real-token", SecretSigningKeys: testKeys}},
 				Origin:            recordingOrigin{seen: &seen},
 				Upstash:           laneTransport{ticket: 4, outcome: tc.outcome, ops: &ops},
-				UpstashViaBackend: true, Now: at,
+				UpstashViaBackend: true, Now: fixed(at),
 				Logf: func(f string, a ...any) { logs = append(logs, f) },
 			}
 			r := hostileRequest(t, tc.method, "https", tc.host, heartbeat.Path)
@@ -186,9 +186,8 @@ func TestHeartbeatScript(t *testing.T) {
 			if tc.ifNoneMatch != "" {
 				r.Header.Set("If-None-Match", tc.ifNoneMatch)
 			}
-			svc := c.svc
 			w := fsttest.NewRecorder()
-			svc.ServeHTTP(context.Background(), w, r)
+			c.svc.ServeHTTP(context.Background(), w, r)
 			h := w.HeaderMap
 			if w.Code != tc.code || len(c.stored) != 0 || len(c.seen) != 0 {
 				t.Fatalf("%d with %d store calls and %d origin requests, want %d and none", w.Code, len(c.stored), len(c.seen), tc.code)

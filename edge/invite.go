@@ -36,7 +36,7 @@ const (
 // cookie for a place in its priority lane (as the line sets it) and a 303
 // to the invite's path; anything else, a page saying what is wrong with
 // the link and a log line saying why.
-func (s *Service) invite(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, t target, settings Settings) {
+func (q *request) invite(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, t target) {
 	w.Header().Set("Cache-Control", "no-store")
 	if r.Method != fsthttp.MethodGet {
 		// Not even HEAD: link checkers send it, and must not take a use.
@@ -44,68 +44,68 @@ func (s *Service) invite(ctx context.Context, w fsthttp.ResponseWriter, r *fstht
 		w.WriteHeader(fsthttp.StatusMethodNotAllowed)
 		return
 	}
-	if !s.guard(w, r, t, settings) {
+	if !q.guard(w, r, t) {
 		return
 	}
 	client := clientKey(r)
-	if s.boxedForInvites(client) {
-		s.Logf("invite: refused: client %q followed more than %d bad invite links in a minute", client, maxBadInvites)
+	if q.boxedForInvites(client) {
+		q.Logf("invite: refused: client %q followed more than %d bad invite links in a minute", client, maxBadInvites)
 		w.Header().Set("Retry-After", strconv.Itoa(int(badInvitePenalty/time.Second)))
-		s.problem(w, fsthttp.StatusTooManyRequests, "Too many invalid invitation links",
+		q.problem(w, fsthttp.StatusTooManyRequests, "Too many invalid invitation links",
 			"This network has followed many invitation links that were not valid. Please wait a few minutes and try again.")
 		return
 	}
-	gate, ok := s.lineGate(w, settings, "invite")
+	gate, ok := q.lineGate(w, "invite")
 	if !ok {
 		return
 	}
-	inv, err := gate.Keys.ParseInvite(r.URL.Query().Get("code"), s.Now)
+	inv, err := gate.Keys.ParseInvite(r.URL.Query().Get("code"), q.now)
 	if err != nil {
-		s.inviteRefused(w, client, err)
+		q.inviteRefused(w, client, err)
 		return
 	}
-	room := s.inviteRoom(settings, r, t, inv)
+	room := q.inviteRoom(r, t, inv)
 	if room == nil {
-		if settings.RoomsBroken {
-			s.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
+		if q.settings.RoomsBroken {
+			q.problem(w, fsthttp.StatusServiceUnavailable, "Temporarily unavailable",
 				"This site's waiting room is being set up. Please try the link again in a minute.")
 			return
 		}
-		s.inviteRefused(w, client, fmt.Errorf("%w: %w: no room %q takes %q on host %q", queue.ErrBadInvite, queue.ErrInviteWrongRoom, inv.Room, inv.To, t.host))
+		q.inviteRefused(w, client, fmt.Errorf("%w: %w: no room %q takes %q on host %q", queue.ErrBadInvite, queue.ErrInviteWrongRoom, inv.Room, inv.To, t.host))
 		return
 	}
-	d, err := gate.Invited(ctx, room, inv, s.visitor(r, room))
+	d, err := gate.Invited(ctx, room, inv, q.visitor(r, room))
 	if err != nil {
-		s.inviteRefused(w, client, err)
+		q.inviteRefused(w, client, err)
 		return
 	}
 	switch d.Action {
 	case queue.Admit, queue.Wait:
 		if d.FailOpen {
-			s.Logf("room %s: invite %s (%s): %v", room.Name, inv.ID, d.Why, d.Err)
+			q.Logf("room %s: invite %s (%s): %v", room.Name, inv.ID, d.Why, d.Err)
 			if unresolvable(d.Err) {
-				s.Logf("setup: %v", backendUnresolvable("upstash", upstashExample))
+				q.Logf("setup: %v", backendUnresolvable("upstash", upstashExample))
 			}
 		} else {
-			s.Logf("room %s: invite %s: %s (%s)", room.Name, inv.ID, d.Action, d.Why)
+			q.Logf("room %s: invite %s: %s (%s)", room.Name, inv.ID, d.Action, d.Why)
 		}
-		if c := s.cookie(room, d); c != "" {
+		if c := q.cookie(room, d); c != "" {
 			w.Header().Add("Set-Cookie", c)
 		}
 		w.Header().Set("Location", inv.To)
-		s.problem(w, fsthttp.StatusSeeOther, "Taking you to your place", "You are being taken to the site.")
+		q.problem(w, fsthttp.StatusSeeOther, "Taking you to your place", "You are being taken to the site.")
 	case queue.Closed:
 		w.Header().Set("Retry-After", "300")
-		s.problem(w, fsthttp.StatusServiceUnavailable, "Closed for now",
+		q.problem(w, fsthttp.StatusServiceUnavailable, "Closed for now",
 			"This part of the site is closed at the moment. Please come back later; your invitation has not been used.")
 	default:
-		s.Logf("room %s: invite %s: busy (%s): %v", room.Name, inv.ID, d.Why, d.Err)
+		q.Logf("room %s: invite %s: busy (%s): %v", room.Name, inv.ID, d.Why, d.Err)
 		if unresolvable(d.Err) {
-			s.notSetUp(w, backendUnresolvable("upstash", upstashExample))
+			q.notSetUp(w, backendUnresolvable("upstash", upstashExample))
 			return
 		}
 		// The busy page refreshes itself, following the link again.
-		s.busy(w, r, room)
+		q.busy(w, r, room)
 	}
 }
 
@@ -113,16 +113,16 @@ func (s *Service) invite(ctx context.Context, w fsthttp.ResponseWriter, r *fstht
 // rules would put the visitor's request for inv's path (on this host) in
 // that room's line (a more specific room on the same paths would take the
 // request, and a bypass rule needs no place); else nil.
-func (s *Service) inviteRoom(settings Settings, r *fsthttp.Request, t target, inv queue.Invite) *queue.Room {
+func (q *request) inviteRoom(r *fsthttp.Request, t target, inv queue.Invite) *queue.Room {
 	p, err := urlnorm.ParsePath(inv.To)
 	if err != nil {
 		return nil
 	}
-	req := s.rulesRequest(r, t)
+	req := q.rulesRequest(r, t)
 	req.Method, req.Paths = fsthttp.MethodGet, []string{p.Literal, p.Loose}
-	j, err := queue.Judge(settings.Rooms, settings.Bypass, req)
+	j, err := queue.Judge(q.settings.Rooms, q.settings.Bypass, req)
 	if err != nil {
-		s.Logf("invite: rules: %v", err)
+		q.Logf("invite: rules: %v", err)
 	}
 	if !j.Protected || j.Room.Name != inv.Room {
 		return nil
@@ -132,13 +132,13 @@ func (s *Service) inviteRoom(settings Settings, r *fsthttp.Request, t target, in
 
 // boxedForInvites reports whether client is in the penalty box for bad
 // invite links. A Limits that fails limits nothing, and says so.
-func (s *Service) boxedForInvites(client string) bool {
-	if s.Limits == nil || client == "" {
+func (h *Handler) boxedForInvites(client string) bool {
+	if h.Limits == nil || client == "" {
 		return false
 	}
-	in, err := s.Limits.Penalized(badInvites, client)
+	in, err := h.Limits.Penalized(badInvites, client)
 	if err != nil {
-		s.Logf("invite: %v; bad invite links not limited", err)
+		h.Logf("invite: %v; bad invite links not limited", err)
 	}
 	return in
 }
@@ -146,52 +146,42 @@ func (s *Service) boxedForInvites(client string) bool {
 // inviteRefused answers a refused invite link with a page saying what is
 // wrong with it in the visitor's terms, logs the reason in the operator's,
 // and counts it against the client.
-func (s *Service) inviteRefused(w fsthttp.ResponseWriter, client string, err error) {
-	s.Logf("invite: refused for %q: %v", client, err)
-	s.countBadInvite(client)
+func (q *request) inviteRefused(w fsthttp.ResponseWriter, client string, err error) {
+	q.Logf("invite: refused for %q: %v", client, err)
+	q.countBadInvite(client)
 	switch {
 	case errors.Is(err, queue.ErrInviteExpired):
-		s.problem(w, fsthttp.StatusGone, "This invitation has expired",
+		q.problem(w, fsthttp.StatusGone, "This invitation has expired",
 			"The invitation link you followed is no longer valid. Ask whoever sent it for a new one.")
 	case errors.Is(err, queue.ErrInviteSpent):
-		s.problem(w, fsthttp.StatusGone, "This invitation has been used",
+		q.problem(w, fsthttp.StatusGone, "This invitation has been used",
 			"Every place this invitation offered has been taken. If you used it before, go back to the page it took you to in the same browser.")
 	case errors.Is(err, queue.ErrInviteNotYetValid):
-		s.problem(w, fsthttp.StatusForbidden, "This invitation is not valid yet",
+		q.problem(w, fsthttp.StatusForbidden, "This invitation is not valid yet",
 			"The invitation link you followed opens later. Please follow it again at the time you were given.")
 	case errors.Is(err, queue.ErrInviteWrongRoom), errors.Is(err, queue.ErrInvitePath), errors.Is(err, queue.ErrNoPriorityLane):
-		s.problem(w, fsthttp.StatusNotFound, "This invitation is not valid here",
+		q.problem(w, fsthttp.StatusNotFound, "This invitation is not valid here",
 			"The invitation link you followed is not for this part of the site, or this site no longer takes invitations.")
 	default:
-		s.problem(w, fsthttp.StatusBadRequest, "This invitation link is not valid",
+		q.problem(w, fsthttp.StatusBadRequest, "This invitation link is not valid",
 			"The invitation link you followed is incomplete or was changed. Copy the whole link, or ask whoever sent it for a new one.")
 	}
 }
 
 // countBadInvite counts a refused invite link against client, and puts a
 // client over maxBadInvites a minute in the penalty box.
-func (s *Service) countBadInvite(client string) {
-	if s.Limits == nil || client == "" {
+func (h *Handler) countBadInvite(client string) {
+	if h.Limits == nil || client == "" {
 		return
 	}
-	n, err := s.Limits.Count(badInvites, client)
+	n, err := h.Limits.Count(badInvites, client)
 	if err == nil && n > maxBadInvites {
-		err = s.Limits.Penalize(badInvites, client, badInvitePenalty)
+		err = h.Limits.Penalize(badInvites, client, badInvitePenalty)
 		if err == nil {
-			s.Logf("invite: %d bad invite links in a minute from %s: refused for %v", n, client, badInvitePenalty)
+			h.Logf("invite: %d bad invite links in a minute from %s: refused for %v", n, client, badInvitePenalty)
 		}
 	}
 	if err != nil {
-		s.Logf("invite: %v; bad invite links not limited", err)
+		h.Logf("invite: %v; bad invite links not limited", err)
 	}
-}
-
-// laneNumbers are pl's ticket and now-serving numbers as the queue page
-// shows them: in the priority lane, whose tickets the store numbers -1,
-// -2, ..., "P1", "P2", ...
-func laneNumbers(pl queue.Place) (ticket, serving string) {
-	if pl.Priority {
-		return "P" + strconv.FormatInt(-pl.Ticket, 10), "P" + strconv.FormatInt(pl.Admitted, 10)
-	}
-	return strconv.FormatInt(pl.Ticket, 10), strconv.FormatInt(pl.Admitted, 10)
 }

@@ -82,7 +82,7 @@ func newInviteCase(t *testing.T, ticket, outcome int64) *inviteCase {
 // clock unless changed.
 func (c *inviteCase) code(t *testing.T, room, to string, change func(*queue.Invite)) string {
 	t.Helper()
-	inv := queue.Invite{ID: "inv1", Room: room, Uses: 1, To: to, IssuedAt: c.svc.Now.Add(-time.Hour), Expires: c.svc.Now.Add(time.Hour)}
+	inv := queue.Invite{ID: "inv1", Room: room, Uses: 1, To: to, IssuedAt: c.now.Add(-time.Hour), Expires: c.now.Add(time.Hour)}
 	if change != nil {
 		change(&inv)
 	}
@@ -100,8 +100,7 @@ func (c *inviteCase) follow(t *testing.T, method, scheme, host, ip, query string
 	r.RemoteAddr = ip
 	r.Header.Set("User-Agent", "test browser")
 	w := fsttest.NewRecorder()
-	svc := c.svc
-	svc.ServeHTTP(context.Background(), w, r)
+	c.svc.ServeHTTP(context.Background(), w, r)
 	return w
 }
 
@@ -137,14 +136,14 @@ func TestInviteLinks(t *testing.T) {
 		{"no code", "GET", "https", "shop.example.com", func(*inviteCase) string { return "" },
 			waiting, fsthttp.StatusBadRequest, "", "", "This invitation link is not valid", "invite refused", 0, true},
 		{"a pass for a code", "GET", "https", "shop.example.com", func(c *inviteCase) string {
-			tok, _ := c.keys.Sign(queue.Pass{Kind: queue.Ticket, Room: "shop", Number: 1, IssuedAt: c.svc.Now, Expires: c.svc.Now.Add(time.Hour)})
+			tok, _ := c.keys.Sign(queue.Pass{Kind: queue.Ticket, Room: "shop", Number: 1, IssuedAt: c.now, Expires: c.now.Add(time.Hour)})
 			return "?code=" + tok
 		}, waiting, fsthttp.StatusBadRequest, "", "", "This invitation link is not valid", "not an invite", 0, true},
 		{"expired", "GET", "https", "shop.example.com", func(c *inviteCase) string {
-			return "?code=" + c.code(t, "shop", "/sale/", func(i *queue.Invite) { i.Expires = c.svc.Now.Add(-time.Second) })
+			return "?code=" + c.code(t, "shop", "/sale/", func(i *queue.Invite) { i.Expires = c.now.Add(-time.Second) })
 		}, waiting, fsthttp.StatusGone, "", "", "This invitation has expired", "expired", 0, true},
 		{"not yet valid", "GET", "https", "shop.example.com", func(c *inviteCase) string {
-			return "?code=" + c.code(t, "shop", "/sale/", func(i *queue.Invite) { i.NotBefore = c.svc.Now.Add(time.Minute) })
+			return "?code=" + c.code(t, "shop", "/sale/", func(i *queue.Invite) { i.NotBefore = c.now.Add(time.Minute) })
 		}, waiting, fsthttp.StatusForbidden, "", "", "This invitation is not valid yet", "not valid yet", 0, true},
 		{"an unknown room", "GET", "https", "shop.example.com", func(c *inviteCase) string { return "?code=" + c.code(t, "gone", "/", nil) },
 			waiting, fsthttp.StatusNotFound, "", "", "This invitation is not valid here", `no room "gone"`, 0, true},
@@ -206,8 +205,8 @@ func TestInviteLinks(t *testing.T) {
 			r := hostileRequest(t, "GET", "https", "shop.example.com", "/sale/")
 			r.RemoteAddr = "192.0.2.7"
 			r.Header.Set("User-Agent", "test browser")
-			v := c.svc.visitor(r, &queue.Room{Name: "shop", BindSession: queue.BindUserAgent})
-			p, err := c.keys.Verify("shop", strings.TrimPrefix(strings.SplitN(cookie, ";", 2)[0], "wr_shop="), c.svc.Now)
+			v := testRequest(&c.svc).visitor(r, &queue.Room{Name: "shop", BindSession: queue.BindUserAgent})
+			p, err := c.keys.Verify("shop", strings.TrimPrefix(strings.SplitN(cookie, ";", 2)[0], "wr_shop="), c.now)
 			if err != nil || p.Kind != tc.pass || p.Bind != v.Bind {
 				t.Fatalf("pass %+v, %v; want a %s bound to the visitor", p, err, tc.pass)
 			}
@@ -238,7 +237,7 @@ func TestBadInviteLinksArePenalized(t *testing.T) {
 	const ip = "203.0.113.9"
 	good := "?code=" + url.QueryEscape(c.code(t, "shop", "/sale/", nil))
 	for i := 1; i <= maxBadInvites+1; i++ {
-		c.svc.Now = c.svc.Now.Add(time.Second)
+		c.now = c.now.Add(time.Second)
 		if w := c.follow(t, "GET", "https", "shop.example.com", ip, fmt.Sprintf("?code=guess%d", i)); w.Code != fsthttp.StatusBadRequest {
 			t.Fatalf("bad code %d: %d", i, w.Code)
 		}
@@ -254,7 +253,7 @@ func TestBadInviteLinksArePenalized(t *testing.T) {
 	if w := c.follow(t, "GET", "https", "shop.example.com", "203.0.113.10", good); w.Code != fsthttp.StatusSeeOther {
 		t.Fatalf("another client's good link: %d", w.Code)
 	}
-	c.svc.Now = c.svc.Now.Add(badInvitePenalty + time.Second)
+	c.now = c.now.Add(badInvitePenalty + time.Second)
 	if w := c.follow(t, "GET", "https", "shop.example.com", ip, good); w.Code != fsthttp.StatusSeeOther {
 		t.Fatalf("after the penalty: %d", w.Code)
 	}
@@ -273,8 +272,8 @@ func TestPriorityPlaceOnTheQueuePage(t *testing.T) {
 	r := hostileRequest(t, "GET", "https", "shop.example.com", "/sale/")
 	r.RemoteAddr = "192.0.2.7"
 	r.Header.Set("User-Agent", "test browser")
-	v := c.svc.visitor(r, &queue.Room{Name: "shop", BindSession: queue.BindUserAgent})
-	tok, err := c.keys.Sign(queue.Pass{Kind: queue.Ticket, Room: "shop", Number: -3, Epoch: 7, Bind: v.Bind, IssuedAt: c.svc.Now, Expires: c.svc.Now.Add(time.Hour)})
+	v := testRequest(&c.svc).visitor(r, &queue.Room{Name: "shop", BindSession: queue.BindUserAgent})
+	tok, err := c.keys.Sign(queue.Pass{Kind: queue.Ticket, Room: "shop", Number: -3, Epoch: 7, Bind: v.Bind, IssuedAt: c.now, Expires: c.now.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ const DefaultKeptFor = 5 * time.Second
 // Kept is what one sandbox keeps between the requests it serves
 // (fsthttp.ServeMany): the parsed settings and rooms, the signing keys, the
 // templates, and what the secret and KV stores answered. Nothing in it is
-// about a visitor; a request's own state lives in its Service. The config
+// about a visitor; a request's own state lives in its request. The config
 // store is read at every request and parsed again only when a value it
 // read has changed, so a change there takes effect at the next request;
 // secrets and templates are read again after For.
@@ -210,38 +210,39 @@ func (k *Kept) parse(kind templates.Page, name, src string) (*templates.Template
 }
 
 // keep makes the request read the secret and KV stores through Kept.
-func (s *Service) keep() {
-	if s.Kept == nil {
+func (q *request) keep() {
+	q.secrets, q.templates = q.Secrets, q.Templates
+	if q.Kept == nil {
 		return
 	}
-	if s.Secrets != nil {
-		s.Secrets = keptSecrets{k: s.Kept, from: s.Secrets, now: s.Now}
+	if q.Secrets != nil {
+		q.secrets = keptSecrets{k: q.Kept, from: q.Secrets, now: q.now}
 	}
-	if s.Templates != nil {
-		s.Templates = keptTemplates{k: s.Kept, from: s.Templates, now: s.Now}
+	if q.Templates != nil {
+		q.templates = keptTemplates{k: q.Kept, from: q.Templates, now: q.now}
 	}
 }
 
 // loadSettings reads the config store, through Kept when there is one.
-func (s *Service) loadSettings() Settings {
-	if s.Kept == nil {
-		return LoadSettings(s.Config)
+func (q *request) loadSettings() Settings {
+	if q.Kept == nil {
+		return LoadSettings(q.Config)
 	}
-	return s.Kept.Settings(s.Config)
+	return q.Kept.Settings(q.Config)
 }
 
 // parseKeys parses the signing keys, through Kept when there is one.
-func (s *Service) parseKeys(raw string) (*queue.KeySet, error) {
-	if s.Kept == nil {
+func (h *Handler) parseKeys(raw string) (*queue.KeySet, error) {
+	if h.Kept == nil {
 		return queue.ParseKeySet(raw)
 	}
-	return s.Kept.keySet(raw)
+	return h.Kept.keySet(raw)
 }
 
 // parseTemplate parses a template, through Kept when there is one.
-func (s *Service) parseTemplate(kind templates.Page, name, src string) (*templates.Template, error) {
-	if s.Kept == nil {
+func (h *Handler) parseTemplate(kind templates.Page, name, src string) (*templates.Template, error) {
+	if h.Kept == nil {
 		return kind.Parse(src)
 	}
-	return s.Kept.parse(kind, name, src)
+	return h.Kept.parse(kind, name, src)
 }

@@ -110,22 +110,23 @@ func TestKeptSecretsAndTemplates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			secrets := &fakeSecrets{m: map[string]string{"k": "old"}, err: tc.err}
 			k := &Kept{}
-			s := &Service{Kept: k, Secrets: secrets, Templates: (*fakeTemplates)(secrets), Now: t0}
-			s.keep()
-			s.Secrets.Get("k")
-			s.Templates.Get("k")
-			if _, err := s.Secrets.Get("missing"); !errors.Is(err, ErrNotFound) && tc.err == nil {
+			now := t0
+			h := &Handler{Kept: k, Secrets: secrets, Templates: (*fakeTemplates)(secrets), Now: func() time.Time { return now }}
+			s := testRequest(h)
+			s.secrets.Get("k")
+			s.templates.Get("k")
+			if _, err := s.secrets.Get("missing"); !errors.Is(err, ErrNotFound) && tc.err == nil {
 				t.Fatalf("missing secret: %v", err)
 			}
 			secrets.m["k"], secrets.err = "new", nil
-			s = &Service{Kept: k, Secrets: secrets, Templates: (*fakeTemplates)(secrets), Now: t0.Add(tc.after)}
-			s.keep()
-			v, err := s.Secrets.Get("k")
-			tv, terr := s.Templates.Get("k")
+			now = t0.Add(tc.after)
+			s = testRequest(h)
+			v, err := s.secrets.Get("k")
+			tv, terr := s.templates.Get("k")
 			if err != nil || terr != nil || string(v) != tc.wantValue || tv != tc.wantValue {
 				t.Fatalf("secret %q %v, template %q %v; want %q", v, err, tv, terr, tc.wantValue)
 			}
-			s.Secrets.Get("missing")
+			s.secrets.Get("missing")
 			if secrets.reads != tc.reads {
 				t.Fatalf("%d reads of the store, want %d", secrets.reads, tc.reads)
 			}

@@ -15,7 +15,7 @@ import (
 const LeavePath = "/_wr/leave"
 
 // leave ends the visitor's sessions in every room on this host.
-func (s *Service) leave(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, settings Settings) {
+func (q *request) leave(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if r.Method != fsthttp.MethodPost {
 		w.Header().Set("Allow", "POST")
@@ -26,27 +26,27 @@ func (s *Service) leave(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		// A page on another site must not end a visitor's session by
 		// posting here with their cookie (SameSite=Lax would not stop a
 		// top-level form post): only the site's own pages may.
-		s.Logf("leave: refused: %s", why)
+		q.Logf("leave: refused: %s", why)
 		w.WriteHeader(fsthttp.StatusForbidden)
 		return
 	}
-	gate, err := s.gate(settings)
+	gate, err := q.gate()
 	if err != nil {
-		s.Logf("leave: cannot run the line: %s", describe(err))
+		q.Logf("leave: cannot run the line: %s", describe(err))
 		w.WriteHeader(fsthttp.StatusServiceUnavailable)
 		return
 	}
-	for _, room := range settings.Rooms {
+	for _, room := range q.settings.Rooms {
 		if !room.Serves(r.Host) {
 			continue
 		}
-		ended, err := gate.End(ctx, room, s.visitor(r, room))
+		ended, err := gate.End(ctx, room, q.visitor(r, room))
 		if err != nil {
-			s.Logf("room %s: leave failed: %v", room.Name, err)
+			q.Logf("room %s: leave failed: %v", room.Name, err)
 			continue
 		}
 		if ended {
-			s.Logf("room %s: visitor left", room.Name)
+			q.Logf("room %s: visitor left", room.Name)
 			w.Header().Add("Set-Cookie", expired(room))
 		}
 	}

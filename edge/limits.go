@@ -1,11 +1,9 @@
 package edge
 
 import (
-	"net"
-	"strings"
 	"time"
 
-	"github.com/fastly/compute-sdk-go/fsthttp"
+	"github.com/edgequeue/waitingroom/queue"
 )
 
 // Limits counts what clients do, so that one client cannot take many
@@ -24,31 +22,19 @@ type Limits interface {
 	Penalized(box, client string) (bool, error)
 }
 
-// ClientKey names the client a request comes from for Limits: its IPv4
-// address, or the /64 network of an IPv6 one (one household or phone gets
-// a whole /64, so its addresses are one client). It is "" for a request
-// without a usable address, which is then not limited.
-func ClientKey(ip net.IP) string {
-	if v4 := ip.To4(); v4 != nil {
-		return v4.String()
-	}
-	if len(ip) != net.IPv6len {
-		return ""
-	}
-	prefix := ip.Mask(net.CIDRMask(64, 128))
-	return strings.TrimSuffix(prefix.String(), "::") + "::/64"
-}
+// joinCounter counts joins per client and room with the edge's Limits.
+type joinCounter struct{ limits Limits }
 
-// clientIP is the address r comes from. The SDK gives the address alone;
-// one with a port (a native test's) is read too.
-func clientIP(r *fsthttp.Request) net.IP {
-	addr := r.RemoteAddr
-	if host, _, err := net.SplitHostPort(addr); err == nil {
-		addr = host
-	}
-	return net.ParseIP(addr)
-}
+// maxCounterName is the longest rate counter name Fastly accepts.
+const maxCounterName = 64
 
-// clientKey names the client of r for Limits, or "" when r has no usable
-// address.
-func clientKey(r *fsthttp.Request) string { return ClientKey(clientIP(r)) }
+func (j joinCounter) Join(room *queue.Room, client string) (bool, error) {
+	name := "wr_joins_" + room.Name
+	if len(name) > maxCounterName {
+		// Room names are up to 64 characters; two rooms sharing their
+		// first 55 would share a counter, which only counts more.
+		name = name[:maxCounterName]
+	}
+	n, err := j.limits.Count(name, client)
+	return n <= room.JoinsPerIPPerMinute, err
+}

@@ -13,96 +13,79 @@ import (
 )
 
 // enter runs a request to room through the line.
-func (s *Service) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, settings Settings, room *queue.Room) {
-	room = room.At(s.Now)
-	s.allowCORS(w.Header(), r, room)
-	gate, ok := s.lineGate(w, settings, "room "+room.Name)
+func (q *request) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
+	room = room.At(q.now)
+	q.allowCORS(w.Header(), r, room)
+	gate, ok := q.lineGate(w, "room "+room.Name)
 	if !ok {
 		return
 	}
-	d := gate.Decide(ctx, room, s.visitor(r, room))
-	s.log.decided(d)
+	d := gate.Decide(ctx, room, q.visitor(r, room))
+	q.log.decided(d)
 	if d.Pass != "" {
-		s.givePass(w.Header(), room, d.Pass)
+		q.givePass(w.Header(), room, d.Pass)
 	}
 	switch d.Action {
 	case queue.Admit:
 		switch {
 		case d.FailOpen:
-			s.Logf("room %s: admit (%s): %v", room.Name, d.Why, d.Err)
+			q.Logf("room %s: admit (%s): %v", room.Name, d.Why, d.Err)
 			if unresolvable(d.Err) {
-				s.Logf("setup: %v", backendUnresolvable("upstash", upstashExample))
+				q.Logf("setup: %v", backendUnresolvable("upstash", upstashExample))
 			}
 			r.Header.Set(FailOpenHeader, "store-unavailable")
 		case d.Why != "session":
-			s.Logf("room %s: admit (%s)%s", room.Name, d.Why, refusal(d.Err))
+			q.Logf("room %s: admit (%s)%s", room.Name, d.Why, refusal(d.Err))
 		}
-		if s.asked.poll && s.asked.json {
-			s.admitted(w, r, room, d)
+		if q.asked.poll && q.asked.json {
+			q.admitted(w, r, room, d)
 			return
 		}
-		if s.marked && !s.asked.json && !s.asked.passHeader {
-			s.unmark(w, r, room, d)
+		if q.marked && !q.asked.json && !q.asked.passHeader {
+			q.unmark(w, r, room, d)
 			return
 		}
-		s.forward(ctx, w, r, s.cookie(room, d), func(cmds []string) string {
-			c := s.obey(ctx, gate, room, d, cmds)
+		q.forward(ctx, w, r, q.cookie(room, d), func(cmds []string) string {
+			c := q.obey(ctx, gate, room, d, cmds)
 			if c != "" {
-				// forward keeps the edge's pass header over the origin's.
-				s.givePass(w.Header(), room, "")
+				// forward keeps the edge's pass header over the origin'q.
+				q.givePass(w.Header(), room, "")
 			}
 			return c
 		})
 	case queue.Wait:
-		s.Logf("room %s: wait (%s) ticket %d, now serving %d%s", room.Name, d.Why, d.Place.Ticket, d.Place.Admitted, refusal(d.Err))
-		s.queuePage(w, r, room, d)
+		q.Logf("room %s: wait (%s) ticket %d, now serving %d%s", room.Name, d.Why, d.Place.Ticket, d.Place.Admitted, refusal(d.Err))
+		q.queuePage(w, r, room, d)
 	case queue.Arrive:
 		if d.Err != nil {
-			s.Logf("room %s: arrival%s", room.Name, refusal(d.Err))
+			q.Logf("room %s: arrival%s", room.Name, refusal(d.Err))
 		}
-		s.arrival(w, r, room, d, gate.Keys)
+		q.arrival(w, r, room, d, gate.Keys)
 	case queue.Limited:
-		s.Logf("room %s: join refused: client %q joined more than %d times in a minute", room.Name, clientKey(r), room.JoinsPerIPPerMinute)
-		s.limited(w, r, room)
+		q.Logf("room %s: join refused: client %q joined more than %d times in a minute", room.Name, clientKey(r), room.JoinsPerIPPerMinute)
+		q.limited(w, r, room)
 	case queue.Closed:
-		s.closed(w, r, room)
+		q.closed(w, r, room)
 	default:
-		s.Logf("room %s: busy (%s): %v", room.Name, d.Why, d.Err)
+		q.Logf("room %s: busy (%s): %v", room.Name, d.Why, d.Err)
 		if unresolvable(d.Err) {
 			// Not an outage that retrying cures: the backend's address
 			// is wrong, so say what to set rather than "busy".
-			s.notSetUp(w, backendUnresolvable("upstash", upstashExample))
+			q.notSetUp(w, backendUnresolvable("upstash", upstashExample))
 			return
 		}
-		s.busy(w, r, room)
+		q.busy(w, r, room)
 	}
 }
 
 // visitor is what the gate needs to know of r for room.
-func (s *Service) visitor(r *fsthttp.Request, room *queue.Room) queue.Visitor {
+func (q *request) visitor(r *fsthttp.Request, room *queue.Room) queue.Visitor {
 	return queue.Visitor{
-		Passes: s.passValues(r, room),
+		Passes: q.passValues(r, room),
 		Bind:   queue.Binding(room.BindSession, r.Header.Get("User-Agent"), clientIP(r)),
 		Client: clientKey(r),
-		Now:    s.Now,
+		Now:    q.now,
 	}
-}
-
-// joinCounter counts joins per client and room with the edge's Limits.
-type joinCounter struct{ limits Limits }
-
-// maxCounterName is the longest rate counter name Fastly accepts.
-const maxCounterName = 64
-
-func (j joinCounter) Join(room *queue.Room, client string) (bool, error) {
-	name := "wr_joins_" + room.Name
-	if len(name) > maxCounterName {
-		// Room names are up to 64 characters; two rooms sharing their
-		// first 55 would share a counter, which only counts more.
-		name = name[:maxCounterName]
-	}
-	n, err := j.limits.Count(name, client)
-	return n <= room.JoinsPerIPPerMinute, err
 }
 
 // arrival sends a visitor without a pass straight back with an arrival
@@ -119,33 +102,33 @@ func (j joinCounter) Join(room *queue.Room, client string) (bool, error) {
 // redirect (a client library follows it without the header), so it gets
 // 202 and the pass in the header, and asks again at once: the same round
 // trip, and the same nothing for a client that drops it.
-func (s *Service) arrival(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision, keys *queue.KeySet) {
+func (q *request) arrival(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision, keys *queue.KeySet) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	// Only a request with no pass at all is from a client that dropped
 	// one: a pass refused, or a place lost (the gate sends its holder
 	// here to join again), came back, so the client keeps cookies.
-	if s.marked && !s.asked.passHeader && len(s.passValues(r, room)) == 0 {
-		age, err := checkMark(keys, room.Name, r, s.mark, s.Now)
+	if q.marked && !q.asked.passHeader && len(q.passValues(r, room)) == 0 {
+		age, err := checkMark(keys, room.Name, r, q.mark, q.now)
 		if err == nil {
-			s.noCookies(w, r, room, age)
+			q.noCookies(w, r, room, age)
 			return
 		}
 		// %.40q: the mark is the visitor's to write, at any length.
-		s.Logf("room %s: arrival mark %.40q ignored: %v", room.Name, s.mark, err)
+		q.Logf("room %s: arrival mark %.40q ignored: %v", room.Name, q.mark, err)
 	}
 	h.Set("Retry-After", "0")
-	h.Add("Set-Cookie", s.cookie(room, d))
-	if s.asked.passHeader {
-		s.json(w, fsthttp.StatusAccepted, arrivalJSON{room.Name, "joining", 0, 0})
+	h.Add("Set-Cookie", q.cookie(room, d))
+	if q.asked.passHeader {
+		q.json(w, fsthttp.StatusAccepted, arrivalJSON{room.Name, "joining", 0, 0})
 		return
 	}
-	h.Set("Location", marked(r, MarkArrival(keys, room.Name, r.Header.Get("User-Agent"), clientIP(r), s.Now)))
+	h.Set("Location", marked(r, MarkArrival(keys, room.Name, r.Header.Get("User-Agent"), clientIP(r), q.now)))
 	if wantsJSON(r) {
-		s.json(w, fsthttp.StatusTemporaryRedirect, arrivalJSON{room.Name, "joining", 0, 0})
+		q.json(w, fsthttp.StatusTemporaryRedirect, arrivalJSON{room.Name, "joining", 0, 0})
 		return
 	}
-	s.problem(w, fsthttp.StatusTemporaryRedirect, "Joining the line",
+	q.problem(w, fsthttp.StatusTemporaryRedirect, "Joining the line",
 		"You are being taken to the waiting room. If this page stays, allow cookies for this site: the waiting room keeps your place in one.")
 }
 
@@ -153,13 +136,13 @@ func (s *Service) arrival(w fsthttp.ResponseWriter, r *fsthttp.Request, room *qu
 // forwarding it: the client goes on to url with the session pass, and
 // the origin never sees the poll. url is the request's path in normal
 // form (never "//host": see urlnorm) and query.
-func (s *Service) admitted(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision) {
+func (q *request) admitted(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
-	if c := s.cookie(room, d); c != "" {
+	if c := q.cookie(room, d); c != "" {
 		h.Add("Set-Cookie", c)
 	}
-	s.json(w, fsthttp.StatusOK, admittedJSON{Room: room.Name, Status: "admitted", URL: r.URL.RequestURI()})
+	q.json(w, fsthttp.StatusOK, admittedJSON{Room: room.Name, Status: "admitted", URL: r.URL.RequestURI()})
 }
 
 // ClosedRetry is how long the closed page asks a visitor to wait.
@@ -167,30 +150,39 @@ const ClosedRetry = 5 * time.Minute
 
 // closed refuses a visitor without a session in a room that lets nobody
 // new in (reject mode, or closed live by the operator).
-func (s *Service) closed(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
+func (q *request) closed(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
 	if !wantsJSON(r) {
-		s.closedPage(w, r, room) // in the visitor's language and the room's colours
+		q.closedPage(w, r, room) // in the visitor's language and the room's colours
 		return
 	}
-	s.refuse(w, r, room, fsthttp.StatusServiceUnavailable, "closed", ClosedRetry, "", "")
+	q.refuse(w, r, room, fsthttp.StatusServiceUnavailable, "closed", ClosedRetry, "", "")
 }
 
 // limited refuses a join from a client that joined too often.
-func (s *Service) limited(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
-	s.refuse(w, r, room, fsthttp.StatusTooManyRequests, "limited", time.Minute, "Too many attempts to join",
+func (q *request) limited(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
+	q.refuse(w, r, room, fsthttp.StatusTooManyRequests, "limited", time.Minute, "Too many attempts to join",
 		"Your network has joined this line many times in the last minute, so this attempt was not let in. Please wait a minute and try again; if you already hold a place, keep using the page that shows it.")
 }
 
 // refuse answers code with Retry-After: as JSON in state status, or as
 // the problem page with title and message.
-func (s *Service) refuse(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, code int, status string, retry time.Duration,
+func (q *request) refuse(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, code int, status string, retry time.Duration,
 	title, message string) {
 	secs := int(retry / time.Second)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	if wantsJSON(r) {
 		w.Header().Set("Cache-Control", "no-store")
-		s.json(w, code, busyJSON{room.Name, status, secs})
+		q.json(w, code, busyJSON{room.Name, status, secs})
 		return
 	}
-	s.problem(w, code, title, message)
+	q.problem(w, code, title, message)
+}
+
+// refusal says, for a log line, why a pass the request offered was
+// refused, or nothing.
+func refusal(err error) string {
+	if err == nil {
+		return ""
+	}
+	return "; offered pass refused: " + err.Error()
 }

@@ -150,13 +150,13 @@ func marked(r *fsthttp.Request, mark string) string {
 // page they asked for; a client that asked for JSON gets the "cookies"
 // state, which names the cookie and the header (and carries a fresh
 // arrival pass in PassHeader: enter gives it). Nothing is stored.
-func (s *Service) noCookies(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, age time.Duration) {
-	s.Logf("room %s: no cookies: the arrival pass given %s ago did not come back (cookies blocked, or a client without a cookie jar or %s); answered 403 asking for them",
+func (q *request) noCookies(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, age time.Duration) {
+	q.Logf("room %s: no cookies: the arrival pass given %s ago did not come back (cookies blocked, or a client without a cookie jar or %s); answered 403 asking for them",
 		room.Name, age.Truncate(time.Millisecond), PassHeader)
-	s.log.explain("no cookies")
+	q.log.explain("no cookies")
 	w.Header().Set("Cache-Control", "no-store")
 	if wantsJSON(r) {
-		s.json(w, fsthttp.StatusForbidden, cookiesJSON{Room: room.Name, Status: "cookies", Cookie: room.CookieName,
+		q.json(w, fsthttp.StatusForbidden, cookiesJSON{Room: room.Name, Status: "cookies", Cookie: room.CookieName,
 			Header: PassHeader, URL: r.URL.RequestURI()})
 		return
 	}
@@ -166,7 +166,7 @@ func (s *Service) noCookies(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 	brand(values, lang, room)
 	values["title"] = room.Look.Text(lang, "cookies_title")
 	values["text"] = room.Look.Text(lang, "cookies_text")
-	s.page(w, fsthttp.StatusForbidden, templates.Cookies.Name, templates.Cookies, values)
+	q.page(w, fsthttp.StatusForbidden, templates.Cookies.Name, templates.Cookies, values)
 }
 
 // unmark sends a browser that the gate admits at a marked URL on to the
@@ -175,10 +175,10 @@ func (s *Service) noCookies(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 // under the mark, in the address bar, in the Referer of every request it
 // makes and to its scripts. It costs no store call: the pass it gives
 // admits within the heartbeat.
-func (s *Service) unmark(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision) {
-	if c := s.cookie(room, d); c != "" {
+func (q *request) unmark(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision) {
+	if c := q.cookie(room, d); c != "" {
 		w.Header().Add("Set-Cookie", c)
 	}
 	w.Header().Set("Location", r.URL.RequestURI())
-	s.problem(w, fsthttp.StatusTemporaryRedirect, "Continuing", "You are being taken to the page you asked for.")
+	q.problem(w, fsthttp.StatusTemporaryRedirect, "Continuing", "You are being taken to the page you asked for.")
 }

@@ -176,7 +176,7 @@ func TestAMarkedRequestWithAPassIsNoCookieless(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newContractCase(t, outLost)
-			mark := MarkArrival(c.keys, "app", contractUA, net.ParseIP(contractIP), c.svc.Now)
+			mark := MarkArrival(c.keys, "app", contractUA, net.ParseIP(contractIP), c.now)
 			w, _, origin := c.send(t, "GET", "app.test", "/checkout?"+ArrivalMark+"="+mark, "Cookie", "wr_app="+tc.cookie(c))
 			if w.Code != fsthttp.StatusTemporaryRedirect || origin != 0 || strings.Contains(w.Body.String(), "Please allow cookies") {
 				t.Fatalf("%d, body %q; want the arrival redirect; log %q", w.Code, w.Body.String(), c.logs)

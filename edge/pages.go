@@ -39,19 +39,12 @@ func secure(h fsthttp.Header, policy string) {
 // notSetUp refuses a request the waiting room cannot handle until its
 // operator sets something: every visitor gets the same 503 page, naming the
 // setting (never its value), and every request logs what to set and how.
-func (s *Service) notSetUp(w fsthttp.ResponseWriter, e *SetupError) {
-	s.Logf("setup: %v", e)
+func (q *request) notSetUp(w fsthttp.ResponseWriter, e *SetupError) {
+	q.Logf("setup: %v", e)
 	w.Header().Set("Retry-After", "60")
-	s.problem(w, fsthttp.StatusServiceUnavailable, "Not set up yet",
+	q.problem(w, fsthttp.StatusServiceUnavailable, "Not set up yet",
 		"This site's waiting room is not configured yet, so nobody can be let in. Please try again later. "+
 			"(For the site's operator: set "+e.Setting+"; the service's log says how.)")
-}
-
-func refusal(err error) string {
-	if err == nil {
-		return ""
-	}
-	return "; offered pass refused: " + err.Error()
 }
 
 // speak picks the language of a page (or JSON display) for r in room, and
@@ -72,24 +65,24 @@ func theme(room *queue.Room) string {
 // client that asks for JSON, the facts and the page's words for them. No
 // Refresh header: the page's script polls, and only a page without
 // scripting reloads itself (its <noscript> refresh).
-func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision) {
+func (q *request) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision) {
 	pl := d.Place
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
-	if c := s.cookie(room, d); c != "" {
+	if c := q.cookie(room, d); c != "" {
 		h.Add("Set-Cookie", c)
 	}
 	lang := speak(w, r, room)
 	refresh := strconv.Itoa(int(pl.PollEvery / time.Second))
 	if e := pl.Event; e != nil && e.Prequeue {
-		s.prequeuePage(w, r, room, d, lang, refresh)
+		q.prequeuePage(w, r, room, d, lang, refresh)
 		return
 	}
 	disp := display(lang, room, pl)
 	if wantsJSON(r) {
 		doc := placeJSON{Room: room.Name, Status: "waiting", Ticket: pl.Ticket, Position: pl.Ahead + 1, Ahead: pl.Ahead,
 			NowServing: pl.Admitted, Issued: pl.Issued, Paused: pl.Paused, RefreshSeconds: int(pl.PollEvery / time.Second),
-			Event: eventDoc(pl.Event, s.Now), Display: &disp}
+			Event: eventDoc(pl.Event, q.now), Display: &disp}
 		doc.Priority = pl.Priority
 		if pl.WaitKnown {
 			secs := int64(pl.WaitMin / time.Second)
@@ -102,7 +95,7 @@ func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 				doc.EstimatedWaitMaxSeconds = &secs
 			}
 		}
-		s.json(w, room.QueueStatusCode, doc)
+		q.json(w, room.QueueStatusCode, doc)
 		return
 	}
 	ticket, serving := laneNumbers(pl)
@@ -112,14 +105,14 @@ func (s *Service) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 		"wait": disp.Wait, "refresh_seconds": refresh, "status": disp.Status, "draw": drawNote(lang, pl.Event),
 		"announce": disp.Announce, "position_number": strconv.FormatInt(pl.Ahead+1, 10),
 		"progress": strconv.FormatInt(*disp.Progress, 10), "progress_max": strconv.FormatInt(*disp.ProgressMax, 10),
-		"updated": s.Now.UTC().Format("15:04:05") + " UTC", "updated_iso": s.Now.UTC().Format(time.RFC3339),
+		"updated": q.now.UTC().Format("15:04:05") + " UTC", "updated_iso": q.now.UTC().Format(time.RFC3339),
 		"label_place": locale.Text(lang, locale.LabelPlace), "label_ahead": locale.Text(lang, locale.LabelAhead),
 		"label_wait": locale.Text(lang, locale.LabelWait), "label_ticket": locale.Text(lang, locale.LabelTicket),
 		"label_serving": locale.Text(lang, locale.LabelServing), "label_updated": locale.Text(lang, locale.LabelUpdated),
 		"label_progress": locale.Text(lang, locale.LabelProgress), "turn_note": room.Look.Text(lang, "turn"),
 	}
 	brand(values, lang, room)
-	s.page(w, room.QueueStatusCode, room.Template, templates.Queue, values)
+	q.page(w, room.QueueStatusCode, room.Template, templates.Queue, values)
 }
 
 // brand adds what every page of a room shows the same way: its language,
@@ -220,14 +213,14 @@ func drawNote(lang string, e *queue.EventPlace) string {
 }
 
 // prequeuePage counts down to the sale for a visitor in its pre-queue.
-func (s *Service) prequeuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision, lang, refresh string) {
+func (q *request) prequeuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, d queue.Decision, lang, refresh string) {
 	e := d.Place.Event
-	opens := locale.Countdown(lang, e.Starts.Sub(s.Now))
+	opens := locale.Countdown(lang, e.Starts.Sub(q.now))
 	intro := locale.Fill(locale.Fill(locale.Text(lang, locale.PrequeueIntro), "event", e.Name), "starts", locale.Moment(e.Starts))
 	if wantsJSON(r) {
-		s.json(w, room.QueueStatusCode, placeJSON{Room: room.Name, Status: "prequeue", Ticket: d.Place.Ticket,
+		q.json(w, room.QueueStatusCode, placeJSON{Room: room.Name, Status: "prequeue", Ticket: d.Place.Ticket,
 			NowServing: d.Place.Admitted, Issued: d.Place.Issued, Paused: d.Place.Paused,
-			RefreshSeconds: int(d.Place.PollEvery / time.Second), Event: eventDoc(e, s.Now),
+			RefreshSeconds: int(d.Place.PollEvery / time.Second), Event: eventDoc(e, q.now),
 			Display: &placeDisplay{Language: lang, Status: intro, OpensIn: opens}})
 		return
 	}
@@ -240,7 +233,17 @@ func (s *Service) prequeuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, roo
 	}
 	brand(values, lang, room)
 	values["title"] = locale.Text(lang, locale.PrequeueTitle)
-	s.page(w, room.QueueStatusCode, templates.Prequeue.Name, templates.Prequeue, values)
+	q.page(w, room.QueueStatusCode, templates.Prequeue.Name, templates.Prequeue, values)
+}
+
+// laneNumbers are pl's ticket and now-serving numbers as the queue page
+// shows them: in the priority lane, whose tickets the store numbers -1,
+// -2, ..., "P1", "P2", ...
+func laneNumbers(pl queue.Place) (ticket, serving string) {
+	if pl.Priority {
+		return "P" + strconv.FormatInt(-pl.Ticket, 10), "P" + strconv.FormatInt(pl.Admitted, 10)
+	}
+	return strconv.FormatInt(pl.Ticket, 10), strconv.FormatInt(pl.Admitted, 10)
 }
 
 // describeWait says the estimate in words a visitor reads at a glance,
@@ -258,13 +261,13 @@ func describeWait(lang string, p queue.Place) string {
 	return locale.Text(lang, locale.WaitUnknown)
 }
 
-func (s *Service) busy(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
+func (q *request) busy(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
 	retry := int64(BusyRetry / time.Second)
 	secs := strconv.FormatInt(retry, 10)
 	w.Header().Set("Retry-After", secs)
 	w.Header().Set("Cache-Control", "no-store")
 	if wantsJSON(r) {
-		s.json(w, fsthttp.StatusServiceUnavailable, busyJSON{room.Name, "busy", int(retry)})
+		q.json(w, fsthttp.StatusServiceUnavailable, busyJSON{room.Name, "busy", int(retry)})
 		return
 	}
 	lang := speak(w, r, room)
@@ -272,16 +275,16 @@ func (s *Service) busy(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue
 		"text": locale.Fill(locale.Text(lang, locale.BusyText), "in", locale.Count(lang, retry, locale.Seconds))}
 	brand(values, lang, room)
 	values["title"] = room.Look.Text(lang, "busy_title")
-	s.page(w, fsthttp.StatusServiceUnavailable, templates.Busy.Name, templates.Busy, values)
+	q.page(w, fsthttp.StatusServiceUnavailable, templates.Busy.Name, templates.Busy, values)
 }
 
 // closedPage tells a visitor that room is closed, in their language and
 // the room's colours.
-func (s *Service) closedPage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
+func (q *request) closedPage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Retry-After", strconv.Itoa(int(ClosedRetry/time.Second)))
 	lang := speak(w, r, room)
-	s.page(w, fsthttp.StatusServiceUnavailable, templates.Problem.Name, templates.Problem, map[string]string{
+	q.page(w, fsthttp.StatusServiceUnavailable, templates.Problem.Name, templates.Problem, map[string]string{
 		"title": room.Look.Text(lang, "closed_title"), "message": room.Look.Text(lang, "closed_text"),
 		"lang": lang, "theme": theme(room),
 	})
@@ -289,17 +292,17 @@ func (s *Service) closedPage(w fsthttp.ResponseWriter, r *fsthttp.Request, room 
 
 // problem explains, in English, why the service cannot serve a request
 // (these pages are about the site's setup or the request, not a room).
-func (s *Service) problem(w fsthttp.ResponseWriter, code int, title, message string) {
+func (q *request) problem(w fsthttp.ResponseWriter, code int, title, message string) {
 	w.Header().Set("Cache-Control", "no-store")
-	s.page(w, code, templates.Problem.Name, templates.Problem, map[string]string{"title": title, "message": message, "lang": locale.Default})
+	q.page(w, code, templates.Problem.Name, templates.Problem, map[string]string{"title": title, "message": message, "lang": locale.Default})
 }
 
 // page renders a page from the operator's template called name in the KV
 // store, or from the embedded default when there is none or it is broken,
 // under the template's Content-Security-Policy (its inline scripts and
 // styles by hash, and the theme's).
-func (s *Service) page(w fsthttp.ResponseWriter, code int, name string, kind templates.Page, values map[string]string) {
-	t := s.template(name, kind)
+func (q *request) page(w fsthttp.ResponseWriter, code int, name string, kind templates.Page, values map[string]string) {
+	t := q.template(name, kind)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if t != nil {
 		w.Header().Set("Content-Security-Policy", t.Policy(values["theme"]))
@@ -312,25 +315,25 @@ func (s *Service) page(w fsthttp.ResponseWriter, code int, name string, kind tem
 	io.WriteString(w, t.Render(values))
 }
 
-func (s *Service) template(name string, kind templates.Page) *templates.Template {
-	src, err := s.Templates.Get(name)
+func (q *request) template(name string, kind templates.Page) *templates.Template {
+	src, err := q.templates.Get(name)
 	switch {
 	case err == nil:
-		t, perr := s.parseTemplate(kind, name, src)
+		t, perr := q.parseTemplate(kind, name, src)
 		if perr == nil {
 			return t
 		}
-		s.Logf("template %s from the KV store: %v; serving the default", name, perr)
+		q.Logf("template %s from the KV store: %v; serving the default", name, perr)
 	case errors.Is(err, ErrNotFound):
 		if name != kind.Name {
-			s.Logf("template %s: not in the KV store; serving the default %s", name, kind.Name)
+			q.Logf("template %s: not in the KV store; serving the default %s", name, kind.Name)
 		}
 	default:
-		s.Logf("template %s: %v; serving the default", name, err)
+		q.Logf("template %s: %v; serving the default", name, err)
 	}
 	t, err := kind.Default()
 	if err != nil {
-		s.Logf("%v", err)
+		q.Logf("%v", err)
 		return nil
 	}
 	return t

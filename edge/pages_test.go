@@ -44,7 +44,7 @@ func pageRoom(t *testing.T, look string) *queue.Room {
 // with the headers given.
 func showPlace(t *testing.T, kv Templates, room *queue.Room, pl queue.Place, headers map[string]string) *fsttest.ResponseRecorder {
 	t.Helper()
-	s := &Service{Templates: kv, Now: time.Date(2030, 5, 1, 9, 30, 15, 0, time.UTC), Logf: t.Logf}
+	s := testRequest(&Handler{Templates: kv, Now: fixed(time.Date(2030, 5, 1, 9, 30, 15, 0, time.UTC)), Logf: t.Logf})
 	r := hostileRequest(t, "GET", "https", "shop.example.com", "/sale/?item=1")
 	for k, v := range headers {
 		r.Header.Set(k, v)
@@ -177,7 +177,7 @@ func TestQueuePageEscapes(t *testing.T) {
 	}
 	room.Template = "broken.html"
 	logs := []string{}
-	s := &Service{Templates: own, Now: time.Unix(0, 0), Logf: func(f string, a ...any) { logs = append(logs, f) }}
+	s := testRequest(&Handler{Templates: own, Now: fixed(time.Unix(0, 0)), Logf: func(f string, a ...any) { logs = append(logs, f) }})
 	if tpl := s.template(room.Template, templates.Queue); tpl == nil || len(logs) != 1 {
 		t.Errorf("a broken template: %v, logs %q", tpl, logs)
 	}
@@ -235,7 +235,7 @@ func TestQueuePageJSON(t *testing.T) {
 // TestBusyAndClosedPages: translated, themed, with their policies.
 func TestBusyAndClosedPages(t *testing.T) {
 	room := pageRoom(t, `"texts":{"es":{"closed_text":"Vuelva el lunes."}}`)
-	s := &Service{Templates: noTemplates{}, Now: time.Unix(0, 0), Logf: t.Logf}
+	s := testRequest(&Handler{Templates: noTemplates{}, Now: fixed(time.Unix(0, 0)), Logf: t.Logf})
 	for _, tc := range []struct {
 		name   string
 		serve  func(w fsthttp.ResponseWriter, r *fsthttp.Request)
@@ -275,7 +275,7 @@ func BenchmarkQueuePage(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := &Service{Templates: noTemplates{}, Now: time.Unix(1_900_000_000, 0), Logf: b.Logf}
+	s := testRequest(&Handler{Templates: noTemplates{}, Now: fixed(time.Unix(1_900_000_000, 0)), Logf: b.Logf})
 	r, err := fsthttp.NewRequest("GET", "https://shop.example.com/sale/", nil)
 	if err != nil {
 		b.Fatal(err)

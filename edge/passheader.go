@@ -74,10 +74,10 @@ func readAsked(r *fsthttp.Request) asked {
 // alike and bounded together (queue.CookieValues), and the gate verifies
 // each for this room: a pass another room issued is refused as a forged
 // one would be.
-func (s *Service) passValues(r *fsthttp.Request, room *queue.Room) []string {
+func (q *request) passValues(r *fsthttp.Request, room *queue.Room) []string {
 	lines := r.Header.Values("Cookie")
-	if len(s.asked.passes) > 0 {
-		lines = append(lines[:len(lines):len(lines)], s.asked.passes...)
+	if len(q.asked.passes) > 0 {
+		lines = append(lines[:len(lines):len(lines)], q.asked.passes...)
 	}
 	return queue.CookieValues(lines, room.CookieName)
 }
@@ -85,8 +85,8 @@ func (s *Service) passValues(r *fsthttp.Request, room *queue.Room) []string {
 // givePass sets PassHeader for a client that reads it (one that sent the
 // header or asked for JSON): pass is room's new pass, or "" to withdraw
 // it.
-func (s *Service) givePass(h fsthttp.Header, room *queue.Room, pass string) {
-	if s.asked.passHeader || s.asked.json {
+func (q *request) givePass(h fsthttp.Header, room *queue.Room, pass string) {
+	if q.asked.passHeader || q.asked.json {
 		h.Set(PassHeader, room.CookieName+"="+pass)
 	}
 }

@@ -5,8 +5,6 @@
 package edge
 
 import (
-	"net"
-	"net/netip"
 	"strings"
 
 	"github.com/edgequeue/waitingroom/heartbeat"
@@ -60,7 +58,7 @@ func (d Destination) String() string {
 	return destinationNames[d]
 }
 
-// Route decides where req goes under settings. The admin panel, the admin
+// Route decides where req goes under q.settings. The admin panel, the admin
 // API, the departure beacon, invite links and the heartbeat are matched on the literal path
 // (req.Paths[0]); then
 // queue.Judge places it among the rooms. The judgement says which room and
@@ -98,7 +96,7 @@ func (s Settings) Route(req *match.Request) (Destination, queue.Judgement, error
 }
 
 // rulesRequest is what the rules see of r, whose target is t.
-func (s *Service) rulesRequest(r *fsthttp.Request, t target) *match.Request {
+func (q *request) rulesRequest(r *fsthttp.Request, t target) *match.Request {
 	return &match.Request{
 		Host:   t.host,
 		Paths:  []string{t.path.Literal, t.path.Loose},
@@ -112,16 +110,6 @@ func (s *Service) rulesRequest(r *fsthttp.Request, t target) *match.Request {
 			return v[0], true
 		},
 		IP:    clientAddr(clientIP(r)),
-		Facts: facts{s},
+		Facts: facts{q},
 	}
-}
-
-// clientAddr is ip as a netip.Addr (an IPv4-mapped one unmapped), or the
-// zero Addr when ip is not an address.
-func clientAddr(ip net.IP) netip.Addr {
-	a, ok := netip.AddrFromSlice(ip)
-	if !ok {
-		return netip.Addr{}
-	}
-	return a.Unmap()
 }

@@ -71,7 +71,7 @@ func TestRoute(t *testing.T) {
 				t.Errorf("%v, room %q, rule %q, %v; want %v, room %q, rule %q", dest, room, j.Bypass, err, tc.dest, tc.room, tc.rule)
 			}
 			if p, ok := tc.facts.(facts); ok {
-				calls := p.s.Geo.(*platform).calls
+				calls := p.q.Geo.(*platform).calls
 				if want := map[string]int{tc.platform: 1}; tc.platform != "" && (len(calls) != 1 || calls[tc.platform] != 1) {
 					t.Errorf("platform calls %v, want %v", calls, want)
 				}

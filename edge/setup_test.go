@@ -65,7 +65,7 @@ const testKeys = "k1:MDEyMzQ1Njc4OWFiY2RlZmdoaWprbG1ub3BxcnN0dXY="
 type setupCase struct {
 	config  Config
 	secrets map[string]string
-	svc     Service
+	svc     Handler
 	urls    []string
 	logs    []string
 }
@@ -78,8 +78,8 @@ func newSetupCase() *setupCase {
 		},
 		secrets: map[string]string{SecretUpstashToken: "real-token", SecretSigningKeys: testKeys, SecretAdminPassword: "s3cret-pass-of-16+"},
 	}
-	c.svc = Service{Templates: noTemplates{}, Origin: failingOrigin{errors.New("connection refused")},
-		UpstashViaBackend: true, Now: time.Unix(1_700_000_000, 0),
+	c.svc = Handler{Templates: noTemplates{}, Origin: failingOrigin{errors.New("connection refused")},
+		UpstashViaBackend: true, Now: fixed(time.Unix(1_700_000_000, 0)),
 		Logf: func(f string, a ...any) { c.logs = append(c.logs, fmt.Sprintf(f, a...)) }}
 	return c
 }

@@ -36,12 +36,12 @@ const snapshotDown = "wr-snapshot down "
 // origin's command changed its line: far-from-front visitors then see a
 // pause or an "admit N" at their next poll, not a TTL later. A failed purge
 // costs only that: the snapshots still end with their TTL.
-func (s *Service) changed(room string) {
-	if s.Cache == nil {
+func (h *Handler) changed(room string) {
+	if h.Cache == nil {
 		return
 	}
-	if err := s.Cache.Purge(SnapshotKey(room)); err != nil {
-		s.Logf("room %s: snapshot not purged (it ends with its TTL): %v", room, err)
+	if err := h.Cache.Purge(SnapshotKey(room)); err != nil {
+		h.Logf("room %s: snapshot not purged (it ends with its TTL): %v", room, err)
 	}
 }
 

@@ -99,7 +99,7 @@ func TestSnapshotsInTheCache(t *testing.T) {
 func TestOperatorActionsDropTheSnapshot(t *testing.T) {
 	c := &memCache{values: map[string][]byte{SnapshotKey("shop"): []byte("x"), SnapshotKey("other"): []byte("y")}, ttls: map[string]time.Duration{}}
 	var logged []string
-	s := &Service{Cache: c, Logf: func(f string, a ...any) { logged = append(logged, f) }}
+	s := testRequest(&Handler{Cache: c, Logf: func(f string, a ...any) { logged = append(logged, f) }})
 	s.acted(store.AuditEntry{Room: "shop", Action: store.OpAdmit, N: 5})
 	if _, ok := c.values[SnapshotKey("shop")]; ok {
 		t.Error("the room's snapshot outlived an operator's action")

@@ -23,7 +23,7 @@ type target struct {
 // form, so the origin acts on the path the rules judged. What cannot be
 // normalised (see urlnorm) is answered 400 with a log line quoting it, and
 // ok is false.
-func (s *Service) normalize(w fsthttp.ResponseWriter, r *fsthttp.Request) (t target, ok bool) {
+func (q *request) normalize(w fsthttp.ResponseWriter, r *fsthttp.Request) (t target, ok bool) {
 	t.sent = urlnorm.WirePath(r.URL)
 	var err error
 	t.host, err = urlnorm.Host(r.Host)
@@ -34,7 +34,7 @@ func (s *Service) normalize(w fsthttp.ResponseWriter, r *fsthttp.Request) (t tar
 		err = urlnorm.CheckQuery(r.URL.RawQuery)
 	}
 	if err != nil {
-		s.badRequest(w, err)
+		q.badRequest(w, err)
 		return t, false
 	}
 	t.path.SetOn(r.URL)
@@ -43,14 +43,14 @@ func (s *Service) normalize(w fsthttp.ResponseWriter, r *fsthttp.Request) (t tar
 
 // badRequest answers a request whose target cannot be served: 400, a
 // page saying what is wrong with it, and a log line quoting it.
-func (s *Service) badRequest(w fsthttp.ResponseWriter, err error) {
-	s.Logf("refused: %v", err)
+func (q *request) badRequest(w fsthttp.ResponseWriter, err error) {
+	q.Logf("refused: %v", err)
 	why := "it cannot be read"
 	var bad *urlnorm.Error
 	if errors.As(err, &bad) {
 		why = "its " + bad.Part + " " + bad.Problem
 	}
-	s.problem(w, fsthttp.StatusBadRequest, "Bad request", "This address cannot be served: "+why+".")
+	q.problem(w, fsthttp.StatusBadRequest, "Bad request", "This address cannot be served: "+why+".")
 }
 
 // guard answers what a request a room protects may not be, and reports
@@ -65,14 +65,14 @@ func (s *Service) badRequest(w fsthttp.ResponseWriter, err error) {
 //
 // Over TLS it adds Strict-Transport-Security when the operator set
 // hsts_max_age; forward keeps it on the origin's answer.
-func (s *Service) guard(w fsthttp.ResponseWriter, r *fsthttp.Request, t target, settings Settings) bool {
+func (q *request) guard(w fsthttp.ResponseWriter, r *fsthttp.Request, t target) bool {
 	if t.path.Ambiguous != "" {
-		s.badRequest(w, &urlnorm.Error{Part: "path", Value: t.sent,
+		q.badRequest(w, &urlnorm.Error{Part: "path", Value: t.sent,
 			Problem: t.path.Ambiguous + ", which this part of the site does not accept"})
 		return false
 	}
 	tls := r.URL.Scheme == "https" || r.TLSInfo.Protocol != ""
-	if !tls && !s.Local {
+	if !tls && !q.Local {
 		location := "https://" + t.host + t.path.Escaped
 		if r.URL.RawQuery != "" {
 			location += "?" + r.URL.RawQuery
@@ -81,8 +81,8 @@ func (s *Service) guard(w fsthttp.ResponseWriter, r *fsthttp.Request, t target, 
 		w.WriteHeader(fsthttp.StatusPermanentRedirect)
 		return false
 	}
-	if tls && settings.HSTSMaxAge > 0 {
-		w.Header().Set(hstsHeader, "max-age="+strconv.Itoa(settings.HSTSMaxAge))
+	if tls && q.settings.HSTSMaxAge > 0 {
+		w.Header().Set(hstsHeader, "max-age="+strconv.Itoa(q.settings.HSTSMaxAge))
 	}
 	return true
 }

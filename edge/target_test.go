@@ -50,20 +50,21 @@ var targetRooms = mapConfig{
 // reaches it and whose store is down, so a request that reaches the line
 // gets the busy page and nothing else.
 type targetCase struct {
-	svc    Service
+	svc    Handler
+	now    time.Time // the time the service tells
 	seen   []seenRequest
 	stored []string
 	logs   []string
 }
 
 func newTargetCase(config mapConfig) *targetCase {
-	c := &targetCase{}
-	c.svc = Service{
+	c := &targetCase{now: time.Unix(1_700_000_000, 0)}
+	c.svc = Handler{
 		Config: config, Templates: noTemplates{},
 		Secrets:           mapSecrets{m: map[string]string{SecretUpstashToken: "real-token", SecretSigningKeys: testKeys}},
 		Origin:            recordingOrigin{seen: &c.seen},
 		Upstash:           recordingTransport{err: errors.New("the store is down"), urls: &c.stored},
-		UpstashViaBackend: true, Now: time.Unix(1_700_000_000, 0),
+		UpstashViaBackend: true, Now: func() time.Time { return c.now },
 		Logf: func(f string, a ...any) { c.logs = append(c.logs, fmt.Sprintf(f, a...)) },
 	}
 	return c
@@ -90,8 +91,7 @@ func hostileRequest(t *testing.T, method, scheme, host, target string) *fsthttp.
 
 func (c *targetCase) do(t *testing.T, r *fsthttp.Request) *fsttest.ResponseRecorder {
 	t.Helper()
-	svc := c.svc
-	return browse(&svc, r)
+	return browse(&c.svc, r)
 }
 
 // TestHostileTargets: each request is queued (it reached the line: the
@@ -286,7 +286,7 @@ func TestHSTS(t *testing.T) {
 		c.svc.Origin = recordingOrigin{seen: &c.seen, header: h}
 		w := fsttest.NewRecorder()
 		w.Header().Set(hstsHeader, want) // as guard sets it
-		c.svc.forward(context.Background(), w, hostileRequest(t, fsthttp.MethodGet, "https", "shop.example.com", "/"), "", nil)
+		testRequest(&c.svc).forward(context.Background(), w, hostileRequest(t, fsthttp.MethodGet, "https", "shop.example.com", "/"), "", nil)
 		return w
 	}
 	if got := sessionCase("").HeaderMap.Get(hstsHeader); got != want {

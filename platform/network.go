@@ -43,14 +43,14 @@ func (acls) Lookup(name string, ip netip.Addr) (string, error) {
 	return e.Action, err
 }
 
-// bots is Fastly's bot detection of the visitor's request.
-type bots struct{ r *fsthttp.Request }
+// bots is Fastly's bot detection of the visitors' requests.
+type bots struct{}
 
-func (b bots) Verified() (bool, error) {
+func (bots) Verified(r *fsthttp.Request) (bool, error) {
 	// The SDK fills what it can and returns the first error among the
 	// details (a bot's name the platform did not give...): the verdict
 	// stands when all three flags were read and set.
-	d, err := b.r.BotDetection()
+	d, err := r.BotDetection()
 	if d != nil && d.Analyzed && d.Detected && d.Verified {
 		return true, nil
 	}

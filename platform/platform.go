@@ -22,36 +22,40 @@ const (
 	upstashBackend = "upstash"
 )
 
-// Serve serves requests until the sandbox ends, wiring the platform into
-// one edge.Service per request.
+// Serve serves requests until the sandbox ends, with one edge.Handler
+// wired to the platform, built as the sandbox starts.
 func Serve() {
-	// What the sandbox keeps between the requests it serves: nothing
-	// about a visitor (edge.Kept).
-	kept := &edge.Kept{}
+	cfg, kv := &config{}, &kvTemplates{}
+	h := &edge.Handler{
+		Config:    cfg,
+		Templates: kv,
+		Secrets:   secrets{},
+		Origin:    origin{},
+		Upstash:   upstash{},
+		Limits:    limits{},
+		Geo:       geolocation{},
+		ACLs:      acls{},
+		Bots:      bots{},
+		// The upstash backend knows the database's host, so the config
+		// store need not repeat it.
+		UpstashViaBackend: true,
+		// Viceroy and the project's local host both say "localhost";
+		// Fastly's POPs name the cache node.
+		Local:        os.Getenv("FASTLY_HOSTNAME") == "localhost",
+		Now:          time.Now,
+		Logf:         log.Printf,
+		LogEndpoints: openLogEndpoint,
+		POP:          os.Getenv("FASTLY_POP"),
+		Cache:        popCache{},
+		// What the sandbox keeps between the requests it serves: nothing
+		// about a visitor (edge.Kept).
+		Kept: &edge.Kept{},
+	}
 	fsthttp.ServeMany(func(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
-		svc := &edge.Service{
-			Config:    &config{},
-			Templates: &kvTemplates{},
-			Secrets:   secrets{},
-			Origin:    origin{},
-			Upstash:   upstash{},
-			Limits:    limits{},
-			Geo:       geolocation{},
-			ACLs:      acls{},
-			Bots:      bots{r},
-			// The upstash backend knows the database's host, so the
-			// config store need not repeat it.
-			UpstashViaBackend: true,
-			// Viceroy and the project's local host both say "localhost";
-			// Fastly's POPs name the cache node.
-			Local:        os.Getenv("FASTLY_HOSTNAME") == "localhost",
-			Now:          time.Now(),
-			Logf:         log.Printf,
-			LogEndpoints: openLogEndpoint,
-			POP:          os.Getenv("FASTLY_POP"),
-			Cache:        popCache{},
-			Kept:         kept,
-		}
-		svc.ServeHTTP(ctx, w, r)
+		// A store's handle reads the store as it was when opened (in
+		// Viceroy too), so each request opens the config and KV stores
+		// afresh: a change reaches a reused sandbox at its next request.
+		cfg.store, kv.store = nil, nil
+		h.ServeHTTP(ctx, w, r)
 	}, sandboxOptions())
 }

@@ -121,19 +121,33 @@ const (
 )
 
 // ForTest is the stack a test of the service starts: the repository's
-// fastly.toml and service wasm (see ServiceWasm) from the test's package
-// three levels below the root (tools/suites/…), every server on a free
-// loopback port, the compiled module cached across test runs, and the log
-// and the log endpoints' entries written to logs. The test adds its own
-// Adjust.
+// fastly.toml and service wasm (see ServiceWasm), found above the test's
+// package (testRoot), every server on a free loopback port, the compiled
+// module cached across test runs, and the log and the log endpoints'
+// entries written to logs. The test adds its own Adjust.
 func ForTest(logs io.Writer, timeout time.Duration) Options {
-	root := filepath.Join("..", "..", "..")
+	root := testRoot()
 	return Options{
 		Manifest: filepath.Join(root, "fastly.toml"), Wasm: ServiceWasm(root),
 		Addr: "127.0.0.1:0", UpstashAddr: "127.0.0.1:0", OriginAddr: "127.0.0.1:0",
 		CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache"), Timeout: timeout,
 		Log: log.New(logs, "", 0), LogEndpoints: logs,
 	}
+}
+
+// testRoot is the repository's root as seen from a test's package: the
+// nearest directory above it that holds fastly.toml (two levels up from
+// tools/devstack, three from tools/suites/...), or two levels up when none
+// does, for Start to name what is missing.
+func testRoot() string {
+	root := ".."
+	for i := 0; i < 3; i++ {
+		if _, err := os.Stat(filepath.Join(root, "fastly.toml")); err == nil {
+			return root
+		}
+		root = filepath.Join(root, "..")
+	}
+	return filepath.Join("..", "..")
 }
 
 // SetRooms defines the service's rooms in m's config store, in order, each

@@ -281,7 +281,7 @@ func cut(s string) string {
 }
 
 // TestOperatorRequestsWithinTheBudgetNative counts the store calls of
-// every operator request served natively by edge.Service, at 50 rooms with
+// every operator request served natively by edge.Handler, at 50 rooms with
 // full audit logs.
 func TestOperatorRequestsWithinTheBudgetNative(t *testing.T) {
 	e := newNativeEnv(t)

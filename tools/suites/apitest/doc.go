@@ -1,5 +1,5 @@
 // Package apitest tests the admin API (package api) against a real Redis
-// behind the Upstash stand-in: natively through edge.Service, and through
+// behind the Upstash stand-in: natively through edge.Handler, and through
 // the wasm under test (bin/main.wasm, or $WASM) in the local Compute host.
 // Every answer is checked against the API's OpenAPI document (request and
 // response schemas, content types, documented headers and statuses), and

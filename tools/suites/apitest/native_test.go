@@ -31,7 +31,7 @@ const (
 	boxedIP = "192.0.2.99"
 )
 
-// nativeEnv is the waiting room served natively by edge.Service, with a
+// nativeEnv is the waiting room served natively by edge.Handler, with a
 // real Redis behind the Upstash stand-in.
 type nativeEnv struct {
 	upstash *upstashdev.Server
@@ -74,8 +74,8 @@ func (e *nativeEnv) serve(t *testing.T, ip, method, target string, body []byte, 
 		r.Header.Set(header[i], header[i+1])
 	}
 	e.now = e.now.Add(time.Second)
-	svc := &edge.Service{Config: e.config, Templates: native.Map{}, Secrets: e.secrets,
-		Upstash: native.Upstash{}, Limits: boxOne{}, Now: e.now,
+	svc := &edge.Handler{Config: e.config, Templates: native.Map{}, Secrets: e.secrets,
+		Upstash: native.Upstash{}, Limits: boxOne{}, Now: func() time.Time { return e.now },
 		Logf: e.logs.Logf}
 	w := fsttest.NewRecorder()
 	svc.ServeHTTP(context.Background(), w, r)

@@ -1,7 +1,7 @@
 // Package contract tests the JSON client contract, the answers a
 // visitor's client (the queue page's script, a single-page site, an app)
 // gets from a protected path, against its document, docs/visitor.schema.json:
-// natively through edge.Service and through the wasm under test
+// natively through edge.Handler and through the wasm under test
 // (bin/main.wasm, or $WASM) in the local Compute host, both with a real
 // Redis behind the Upstash stand-in and the demo origin. Every state the
 // document lists must be met and match its schema, its status codes

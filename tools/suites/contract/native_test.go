@@ -19,7 +19,7 @@ import (
 	"github.com/fastly/compute-sdk-go/fsttest"
 )
 
-// nativeEnv is the waiting room served natively by edge.Service, with a
+// nativeEnv is the waiting room served natively by edge.Handler, with a
 // real Redis behind the Upstash stand-in, the demo origin, and no global
 // bypass rule. Its clock moves a second a request.
 type nativeEnv struct {
@@ -45,8 +45,8 @@ func (e *nativeEnv) send(t *testing.T, ip, method, target string, header ...stri
 	}
 	e.now = e.now.Add(time.Second)
 	e.limits.now = e.now
-	svc := &edge.Service{Config: e.config, Templates: native.Map{}, Secrets: e.secrets, Origin: e.origin,
-		Upstash: native.Upstash{}, Limits: e.limits, Now: e.now, Local: true,
+	svc := &edge.Handler{Config: e.config, Templates: native.Map{}, Secrets: e.secrets, Origin: e.origin,
+		Upstash: native.Upstash{}, Limits: e.limits, Now: func() time.Time { return e.now }, Local: true,
 		Logf: e.logs.Logf}
 	w := fsttest.NewRecorder()
 	svc.ServeHTTP(context.Background(), w, r)
@@ -84,7 +84,7 @@ func (l *minuteLimits) Count(counter, client string) (int, error) {
 func (l *minuteLimits) Penalize(string, string, time.Duration) error { return nil }
 func (l *minuteLimits) Penalized(string, string) (bool, error)       { return false, nil }
 
-// TestContractNatively meets every documented state through edge.Service.
+// TestContractNatively meets every documented state through edge.Handler.
 func TestContractNatively(t *testing.T) {
 	srv, upstashURL := redistest.Upstash(t)
 	origin := httptest.NewServer(devstack.DemoOrigin())

@@ -224,7 +224,7 @@ func TestFastlyCLIBuildAndValidate(t *testing.T) {
 	}
 	// The edge module, and what its build script runs.
 	for _, want := range []string{"fastly.toml", "go.mod", "go.sum", "main.go", "Makefile", "tools/build-wasm", "tools/tinygo-wasip1.json",
-		"edge/edge.go", "queue/gate.go", "store/line.lua", "templates/queue.html"} {
+		"edge/handler.go", "queue/gate.go", "store/line.lua", "templates/queue.html"} {
 		if _, ok := files[want]; !ok {
 			t.Errorf("the source package lacks %s", want)
 		}

@@ -157,11 +157,11 @@ func (e *env) do1(method, target string, body io.Reader, opts ...reqOpt) *fsttes
 		o(r)
 	}
 	w := fsttest.NewRecorder()
-	svc := &edge.Service{
+	svc := &edge.Handler{
 		Config: e.config, Templates: e.templates, Secrets: e.secrets,
 		Origin:  native.Origin{Base: e.origin},
 		Upstash: native.Upstash{},
-		Now:     e.now,
+		Now:     func() time.Time { return e.now },
 		Logf:    func(f string, a ...any) { e.logs = append(e.logs, fmt.Sprintf(f, a...)) },
 	}
 	svc.ServeHTTP(ctx, w, r)

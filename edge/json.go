@@ -86,10 +86,10 @@ func wantsJSON(r *fsthttp.Request) bool {
 	return strings.Contains(r.Header.Get("Accept"), "application/json")
 }
 
-func (s *Service) json(w fsthttp.ResponseWriter, code int, v any) {
+func (q *request) json(w fsthttp.ResponseWriter, code int, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
-		s.Logf("json: %v", err)
+		q.Logf("json: %v", err)
 		code, body = fsthttp.StatusInternalServerError, []byte(`{"status":"error"}`)
 	}
 	w.Header().Set("Content-Type", "application/json")
