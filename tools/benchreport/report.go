@@ -349,7 +349,7 @@ func hotPaths(res Results) string {
 	w("- **CookieValues**: finding the room's cookie in a Cookie header of six cookies. **Match**: finding the room for a path among ten rooms.\n")
 	w("- **DecideSession**: the whole decision for an admitted visitor inside the heartbeat (read and verify the pass, no store call).\n")
 	w("- **RenderQueue**: the queue page from a parsed template. **DefaultQueue**: the built-in queue page, found and rendered as a request does. **LoadSettings**: reading and checking the config store's settings with five rooms, which every request does.\n")
-	w("- **LogLine**: a waiting visitor's structured log line (README.md, \"Logs\"): the decision noted, the signing keys read for the client hash, the country looked up, the line built and handed to the endpoint (memory here).\n")
+	w("- **LogLine**: a waiting visitor's structured log line (docs/operations.md, \"Logs\"): the decision noted, the signing keys read for the client hash, the country looked up, the line built and handed to the endpoint (memory here).\n")
 	return b.String()
 }
 

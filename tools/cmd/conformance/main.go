@@ -1,10 +1,11 @@
 // Command conformance runs the Fastly Go SDK's own test suites (from the
 // module cache) against fastlyhost, under Go and TinyGo, and prints a line
 // per package and build. `make conformance` runs it with -readme to
-// regenerate the README's table; `make test` runs it with -check, which
-// fails when a package's result differs from tools/conformance/expected.go.
+// regenerate the table in tools/fastlyhost/README.md; `make test` runs it
+// with -check, which fails when a package's result differs from
+// tools/conformance/expected.go.
 //
-//	conformance -host bin/fastlyhost [-tinygo "tools/build-wasm run-tinygo"] [-readme README.md] [-check] [-only dir,dir]
+//	conformance -host bin/fastlyhost [-tinygo "tools/build-wasm run-tinygo"] [-readme tools/fastlyhost/README.md] [-check] [-only dir,dir]
 package main
 
 import (
