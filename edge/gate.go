@@ -37,7 +37,7 @@ func describe(err error) string {
 	return err.Error()
 }
 
-// gate builds the line's machinery from the secrets and q.settings.
+// gate builds the line's machinery from the secrets and the request's settings.
 func (q *request) gate() (*queue.Gate, error) {
 	keys, err := q.keys()
 	if err != nil {

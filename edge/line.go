@@ -48,7 +48,7 @@ func (q *request) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		q.forward(ctx, w, r, q.cookie(room, d), func(cmds []string) string {
 			c := q.obey(ctx, gate, room, d, cmds)
 			if c != "" {
-				// forward keeps the edge's pass header over the origin'q.
+				// forward keeps the edge's pass header over the origin's.
 				q.givePass(w.Header(), room, "")
 			}
 			return c

@@ -58,7 +58,7 @@ func (d Destination) String() string {
 	return destinationNames[d]
 }
 
-// Route decides where req goes under q.settings. The admin panel, the admin
+// Route decides where req goes under these settings. The admin panel, the admin
 // API, the departure beacon, invite links and the heartbeat are matched on the literal path
 // (req.Paths[0]); then
 // queue.Judge places it among the rooms. The judgement says which room and
