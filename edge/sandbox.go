@@ -44,6 +44,9 @@ func LoadSandboxLimits(c Config, def SandboxLimits) (SandboxLimits, []error) {
 		Requests: int(rd.NumberOr(KeySandboxRequests, float64(def.Requests))),
 		Lifetime: settings.Seconds(rd.NumberOr(KeySandboxLifetime, def.Lifetime.Seconds())),
 	}
+	// Settings set under a name they had before are said here, once a
+	// sandbox, rather than read again on every request.
+	rd.OldNames()
 	if errors.Is(rd.Failed, ErrStoreNotLinked) {
 		return def, nil
 	}

@@ -26,6 +26,8 @@ func TestLoadSandboxLimits(t *testing.T) {
 		{"negative", mapConfig{KeySandboxLifetime: "-1"}, def, "sandbox_lifetime: \"-1\""},
 		{"a fraction", mapConfig{KeySandboxLifetime: "1.5"}, def, "sandbox_lifetime: \"1.5\" must be a whole number of seconds"},
 		{"the old name", mapConfig{"sandbox_seconds": "5"}, def, "sandbox_seconds was renamed sandbox_lifetime, in seconds"},
+		{"the store timeout's old name", mapConfig{"store_timeout_ms": "250"}, def, "store_timeout_ms was renamed store_timeout, in seconds: set store_timeout instead"},
+		{"an old name beside its new one", mapConfig{"store_timeout_ms": "250", KeyStoreTimeout: "0.25"}, def, ""},
 		{"store not linked", failingConfig{ErrStoreNotLinked}, def, ""},
 		{"store failing", failingConfig{errors.New("boom")}, def, "sandbox_requests: boom"},
 	}

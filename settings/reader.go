@@ -28,8 +28,7 @@ type Reader struct {
 }
 
 // Value reads key. It reports false when the key is missing or could not
-// be read (a problem); a missing key whose old name (Renames) is set is a
-// problem that names the new one.
+// be read (a problem).
 func (r *Reader) Value(key string) (string, bool) {
 	v, err := r.Source.Get(key)
 	switch {
@@ -37,10 +36,19 @@ func (r *Reader) Value(key string) (string, bool) {
 		return v, true
 	case !errors.Is(err, r.NotFound):
 		r.fail(key, err)
-		return "", false
 	}
+	return "", false
+}
+
+// OldNames records a problem for each config store key set under its old
+// name (Renames) while its new name is not. It reads every old name, so
+// the edge asks once per sandbox (LoadSandboxLimits), not per request.
+func (r *Reader) OldNames() {
 	for _, rn := range Renames {
-		if rn.New != key {
+		if _, ok := Lookup(Store[:], rn.New); !ok {
+			continue // a room's field: a room with it is invalid
+		}
+		if _, err := r.Source.Get(rn.New); !errors.Is(err, r.NotFound) {
 			continue
 		}
 		if _, err := r.Source.Get(rn.Old); err == nil {
@@ -49,7 +57,6 @@ func (r *Reader) Value(key string) (string, bool) {
 			r.fail(rn.Old, err)
 		}
 	}
-	return "", false
 }
 
 func (r *Reader) fail(key string, err error) {

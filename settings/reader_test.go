@@ -58,6 +58,7 @@ func TestReaderNumbers(t *testing.T) {
 			if got := r.Number(tc.key); got != tc.want {
 				t.Errorf("%s = %v, want %v", tc.key, got, tc.want)
 			}
+			r.OldNames()
 			checkProblems(t, r.Problems, tc.problem)
 		})
 	}
