@@ -132,8 +132,10 @@ local HEADER = {
   ev_end = 19, -- its end, ms
   ev_key = 20, -- the draw key of the event as scheduled (name, pre-queue start, start)
   refused = 21, -- the request's pass was refused (counted in the history)
+  shard = 22, -- which of the room's shards this line is, from 0
+  shards = 23, -- how many shards the room runs as: each takes its share of rate, burst and capacity; 1 = unsharded
 }
-local HEADER_LEN = 21
+local HEADER_LEN = 23
 local TAIL = {
   join = { arrival = 1 },
   vip = { arrival = 1, invite = 2, uses = 3, invite_until = 4 },
@@ -235,6 +237,8 @@ local ev_start = number('ev_start', 0, MAX_INT, true)
 local ev_end = number('ev_end', 0, MAX_INT, true)
 local ev_key = arg('ev_key')
 local refused = arg('refused') == '1' and 1 or 0
+local shards = number('shards', 1, 1024, true)
+local shard = number('shard', 0, 1023, true)
 local arrival = arg('arrival')
 local t_arg = number('ticket', -MAX_INT, MAX_INT, true)
 local ticket_epoch = number('epoch', 0, MAX_INT, true)
@@ -265,6 +269,9 @@ if o_set[1] == nil or o_set[2] == nil or o_set[3] == nil or not modes[cfg_mode]
 end
 if op == 'limits' and not (o_set[1] or o_set[2] or o_set[3] or set_mode ~= '') then
   return redis.error_reply('ERR line: limits wants a value to set')
+end
+if not (shards and shard and shard < shards) then
+  return redis.error_reply('ERR line: want 1 to 1024 shards and a shard below them')
 end
 if not (now and rate and burst and capacity and claim_ms and session_ms and queue_ms and refresh_ms and t_arg
     and ticket_epoch and window_ms and catchup_ms and usable_until and heartbeat_ms and share and failed_at
@@ -330,6 +337,26 @@ if mode == 'passthrough' then
   rate, capacity = 0, 0
 end
 local closed = mode == 'reject'
+-- A shard takes its share of the room's rate, burst and capacity, so
+-- that the shards together never pass the room's: the whole shares are
+-- split as evenly as they go, the first shards taking one more. A burst
+-- share is at least one, or a shard's tokens would never make a call.
+-- A shard whose share of a capacity is none calls nobody in.
+local no_places = false
+if shards > 1 then
+  local function part(total)
+    local base = math.floor(total / shards)
+    if shard < total % shards then
+      return base + 1
+    end
+    return base
+  end
+  rate, burst = rate / shards, math.max(part(burst), 1)
+  if capacity > 0 then
+    capacity = part(capacity)
+    no_places = capacity == 0
+  end
+end
 if not s[1] then
   -- A new line, or one whose hash was lost: nothing of an older line may
   -- leak into it (its tickets would collide with the new ones). Invites
@@ -497,6 +524,9 @@ end
 -- sessions (ended ones whose passes still admit included) and calls still
 -- inside their claim window.
 local function free()
+  if no_places then
+    return 0
+  end
   if capacity <= 0 then
     return math.huge
   end

@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "c0b4b4605e3d406c91b0e6ebad0c03fddb3dfc2b"
+const lineScriptSHA = "dfe3e3684de96e67a5a3450e9dc474ec0221d3fd"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.
@@ -56,6 +56,10 @@ type lineArgs struct {
 	EventKey string
 	// Refused is the request's pass was refused (counted in the history).
 	Refused bool
+	// Shard is which of the room's shards this line is, from 0.
+	Shard int64
+	// Shards is how many shards the room runs as: each takes its share of rate, burst and capacity; 1 = unsharded.
+	Shards int64
 	// Arrival is the arrival pass's id: one ticket per arrival.
 	Arrival string
 	// Invite is the invite's id: its uses are counted under it.
@@ -109,7 +113,9 @@ func (a *lineArgs) argv(dst []string) (_ []string, ok bool) {
 		strconv.FormatInt(a.EventStart, 10),
 		strconv.FormatInt(a.EventEnd, 10),
 		a.EventKey,
-		flag(a.Refused))
+		flag(a.Refused),
+		strconv.FormatInt(a.Shard, 10),
+		strconv.FormatInt(a.Shards, 10))
 	switch a.Op {
 	case "join":
 		dst = append(dst, a.Arrival)

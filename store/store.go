@@ -110,6 +110,12 @@ type Policy struct {
 	// mode can switch to it. An empty Mode is Random when RandomWindow is
 	// set and Fifo otherwise.
 	Mode Mode
+	// Shards is how many shards the room runs as (0 and 1: unsharded), and
+	// Shard which of them this call's line is. Each shard is a line of its
+	// own, with its own keys, and takes its share of PerMinute, Burst and
+	// Capacity (split as evenly as whole numbers go), so that the shards
+	// together never pass the room's rate or capacity.
+	Shards, Shard int
 }
 
 // Mode is a room's calling mode, as the store applies it.

@@ -354,6 +354,7 @@ func (u *Upstash) run(ctx context.Context, room string, p Policy, a lineArgs, no
 	a.RefreshMS, a.WindowMS, a.CatchUpMS = p.Refresh.Milliseconds(), p.RandomWindow.Milliseconds(), p.CatchUp.Milliseconds()
 	a.HeartbeatMS, a.Share = p.Heartbeat.Milliseconds(), min(max(p.PriorityShare, 0), 1)
 	a.RandomKey, a.Refused = u.RandomKey, refused(ctx)
+	a.Shard, a.Shards = int64(p.Shard), int64(max(p.Shards, 1))
 	if e := p.Event; e != nil {
 		a.EventName, a.EventKey = e.ID, u.DrawKey(room, *e)
 		a.EventPrequeue, a.EventStart, a.EventEnd = unixMS(e.PrequeueFrom), unixMS(e.Starts), unixMS(e.Ends)

@@ -79,12 +79,12 @@ func TestUpstashProtocol(t *testing.T) {
 				// The keys; the header (op, now, rate, burst, capacity, claim,
 				// session, queue, refresh, window, catch-up, heartbeat, share,
 				// mode, random key, event name, pre-queue, start, end, draw
-				// key, refused); join's tail (the arrival).
+				// key, refused, shard, shards); join's tail (the arrival).
 				want := []string{"11", "wr:{shop}:line", "wr:{shop}:sessions", "wr:{shop}:called", "wr:{shop}:waiting",
 					"wr:{shop}:arrivals", "wr:{shop}:ended", "wr:{shop}:windows", "wr:{shop}:invites", "wr:{shop}:history", "wr:{shop}:audit",
 					"wr:{shop}:events",
 					"join", "1700000000123", "60", "2", "9", "30000", "60000", "900000", "10000", "0", "20000", "0", "0",
-					"fifo", "", "", "0", "0", "0", "", "0",
+					"fifo", "", "", "0", "0", "0", "", "0", "0", "1",
 					"arrival"}
 				if len(c) != 2+len(want) {
 					t.Fatalf("command %q has %d arguments, want %d", c, len(c)-2, len(want))
@@ -206,15 +206,15 @@ func TestSessionArguments(t *testing.T) {
 			if _, err := u.End(context.Background(), "shop", Policy{}, tc.ref, time.UnixMilli(1700000010000)); err != nil {
 				t.Fatal(err)
 			}
-			// EVALSHA sha 11 keys... the header (op first, 21 in all), then
+			// EVALSHA sha 11 keys... the header (op first, 23 in all), then
 			// the tail: ticket, epoch, and failed_at (renew) or
 			// usable_until (end).
 			for i, want := range [][]string{{"renew", tc.ticket, tc.epoch, tc.failed}, {"end", tc.ticket, tc.epoch, tc.until}} {
 				c := tr.sent[i]
-				if len(c) != 3+11+21+3 {
-					t.Fatalf("%s sent %d values, want %d", want[0], len(c), 3+11+21+3)
+				if len(c) != 3+11+23+3 {
+					t.Fatalf("%s sent %d values, want %d", want[0], len(c), 3+11+23+3)
 				}
-				got := []string{c[14], c[35], c[36], c[37]}
+				got := []string{c[14], c[37], c[38], c[39]}
 				if strings.Join(got, " ") != strings.Join(want, " ") {
 					t.Errorf("%s sent op, ticket, epoch, and its third %q, want %q", want[0], got, want)
 				}

@@ -48,6 +48,8 @@ var header = []arg{
 	{"ev_end", "EventEnd", whole, "its end, ms"},
 	{"ev_key", "EventKey", text, "the draw key of the event as scheduled (name, pre-queue start, start)"},
 	{"refused", "Refused", boolean, "the request's pass was refused (counted in the history)"},
+	{"shard", "Shard", whole, "which of the room's shards this line is, from 0"},
+	{"shards", "Shards", whole, "how many shards the room runs as: each takes its share of rate, burst and capacity; 1 = unsharded"},
 }
 
 // tails are what each operation sends after the header.

@@ -760,9 +760,9 @@ func TestBadCallsWriteNothing(t *testing.T) {
 	// The header (store/genline/protocol.go): op, now, rate, burst,
 	// capacity, claim, session, queue, refresh, window, catch-up,
 	// heartbeat, share, mode, random key, event name, pre-queue, start,
-	// end, draw key, refused.
+	// end, draw key, refused, shard, shards.
 	good := []string{"stats", later, "60", "1", "0", "30000", "90000", "900000", "10000", "0", "30000",
-		"20000", "0.2", "fifo", "", "", "0", "0", "0", "", "0"}
+		"20000", "0.2", "fifo", "", "", "0", "0", "0", "", "0", "0", "1"}
 	tests := []struct {
 		name string
 		at   int // the header's argument changed, or -1
@@ -786,6 +786,9 @@ func TestBadCallsWriteNothing(t *testing.T) {
 		{name: "catch-up not a number", at: 10, to: "x"},
 		{name: "mode unknown", at: 13, to: "lifo"},
 		{name: "event without a draw key", at: 15, to: "sale"},
+		{name: "no shards", at: 22, to: "0"},
+		{name: "a shard past the last", at: 21, to: "1"},
+		{name: "a shard fractional", at: 21, to: "0.5"},
 		{name: "ticket fractional", at: -1, op: "poll", tail: []string{"2.5", "1"}},
 		{name: "epoch negative", at: -1, op: "poll", tail: []string{"2", "-1"}},
 		{name: "failed at not a number", at: -1, op: "renew", tail: []string{"2", "1", "x"}},
