@@ -49,9 +49,10 @@
 -- An action's audit entry is appended in the same call, with the state
 -- before and after, and the log is capped at AUDIT_CAP entries.
 --
--- History. Every call writes its minute's record: the counters, sessions
--- and waiting tickets as it leaves them, and what it added (tickets handed
--- out, called, requests refused). A record is overwritten a day later, so
+-- History. A call writes its minute's record: the counters, sessions and
+-- waiting tickets as it leaves them, and what it added (tickets handed
+-- out, called, requests refused); a poll, renewal or stats call that moved
+-- nothing, at most once a second. A record is overwritten a day later, so
 -- the history never outgrows 1440 fields.
 --
 -- Priority lane. A vip join (an invite) takes a ticket in the room's

@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "e8a7afd4021e888b05df392a5b785d533a3b6558"
+const lineScriptSHA = "66068c2fa4feedea49b6974622d06e6d38d49c53"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.

@@ -34,8 +34,10 @@
 // The operator acts through the same script (Operate): live overrides of
 // the rate, burst, capacity and mode, kept until cleared; a reset to a new
 // epoch; each action appended to the room's audit log in the same call.
-// Every call also writes its minute of the room's history (History), a
-// day of per-minute records, so charts cost no call of their own.
+// The calls also keep the room's history (History), a day of per-minute
+// records (every call that moves a counter writes its minute's, a poll,
+// renewal or stats call that moves none at most once a second), so
+// charts cost no call of their own.
 //
 // Keys are versioned by name: this version's keys are new, so deploying it
 // starts every room's line afresh (the keys of the previous version,
