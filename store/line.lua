@@ -1087,26 +1087,20 @@ end
 -- the 200 registers a Lua function may use, and gopher-lua, the embedded
 -- Redis of make serve, would refuse it.)
 do
-  local function int(i, v)
+  local function int(i, v, format)
     if v == n[i] then
       return s[i]
     end
-    return string.format('%d', v)
-  end
-  local function dec(i, v)
-    if v == n[i] then
-      return s[i]
-    end
-    return string.format('%.6f', v)
+    return string.format(format or '%d', v)
   end
   local function flag(b)
     return b and '1' or '0'
   end
   -- In three parts, each within the registers left.
-  local packed = table.concat({ int(1, epoch), int(2, issued), int(3, admitted), dec(4, tokens), int(5, raw),
+  local packed = table.concat({ int(1, epoch), int(2, issued), int(3, admitted), int(4, tokens, '%.6f'), int(5, raw),
     int(6, lt), flag(paused), flag(queue_all), flag(random), int(10, w_start), int(11, w_end), int(12, open_first),
     int(13, open_since), '', int(15, trim_mark), '' }, ',')
-    .. table.concat({ int(16, trim_at), int(17, p_issued), int(18, p_admitted), dec(19, p_credit), int(20, p_trim), '',
+    .. table.concat({ int(16, trim_at), int(17, p_issued), int(18, p_admitted), int(19, p_credit, '%.6f'), int(20, p_trim), '',
       int(22, ev_state), int(23, ev_first), int(24, stored_start), '', int(26, d_first), int(27, d_last), '',
       stored_pq and int(29, stored_pq) or '', '' }, ',')
     .. table.concat({ o_rate and tostring(o_rate) or '', o_burst and int(31, o_burst) or '',

@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "66068c2fa4feedea49b6974622d06e6d38d49c53"
+const lineScriptSHA = "c8b903a652d39c11ce8561fc4e345877ff82fc7e"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.
