@@ -169,19 +169,7 @@ elseif A.op == 'admit' then
   A.n = ARGV[24] -- how many to call at once, beyond rate and capacity
   A.audit = ARGV[25] -- the operator action's audit entry, a JSON object less its states and closing brace; '' for none
   want = 25
-elseif A.op == 'pause' then
-  A.audit = ARGV[24] -- the operator action's audit entry, a JSON object less its states and closing brace; '' for none
-  want = 24
-elseif A.op == 'resume' then
-  A.audit = ARGV[24] -- the operator action's audit entry, a JSON object less its states and closing brace; '' for none
-  want = 24
-elseif A.op == 'queue_all' then
-  A.audit = ARGV[24] -- the operator action's audit entry, a JSON object less its states and closing brace; '' for none
-  want = 24
-elseif A.op == 'clear' then
-  A.audit = ARGV[24] -- the operator action's audit entry, a JSON object less its states and closing brace; '' for none
-  want = 24
-elseif A.op == 'reset' then
+elseif A.op == 'pause' or A.op == 'resume' or A.op == 'queue_all' or A.op == 'clear' or A.op == 'reset' then
   A.audit = ARGV[24] -- the operator action's audit entry, a JSON object less its states and closing brace; '' for none
   want = 24
 elseif A.op == 'limits' then

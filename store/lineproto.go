@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "c8b903a652d39c11ce8561fc4e345877ff82fc7e"
+const lineScriptSHA = "3fc1f62693e0adad1c87faff58ad04845c26e440"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.

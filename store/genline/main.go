@@ -16,6 +16,7 @@ import (
 	"go/format"
 	"log"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -71,13 +72,18 @@ func luaHeader() string {
 		fmt.Fprintf(&b, "  %s = ARGV[%d], -- %s\n", a.lua, i+1, a.doc)
 	}
 	b.WriteString("}\nlocal want\n")
-	for i, t := range tails {
-		if i == 0 {
-			b.WriteString("if")
-		} else {
-			b.WriteString("elseif")
+	// Ops whose tails are the same share a branch.
+	for i := 0; i < len(tails); {
+		t, ops := tails[i], []string{"A.op == '" + tails[i].op + "'"}
+		for i++; i < len(tails) && slices.Equal(tails[i].args, t.args); i++ {
+			ops = append(ops, "A.op == '"+tails[i].op+"'")
 		}
-		fmt.Fprintf(&b, " A.op == '%s' then\n", t.op)
+		if t.op == tails[0].op {
+			b.WriteString("if ")
+		} else {
+			b.WriteString("elseif ")
+		}
+		fmt.Fprintf(&b, "%s then\n", strings.Join(ops, " or "))
 		for j, a := range t.args {
 			fmt.Fprintf(&b, "  A.%s = ARGV[%d] -- %s\n", a.lua, len(header)+j+1, a.doc)
 		}
