@@ -316,40 +316,73 @@ if #ev_name > 128 or (#ev_name > 0 and (#ev_key < 16 or #ev_key > 128 or not (ev
   return redis.error_reply('ERR line: an event wants a name of at most 128 bytes, a draw key of 16 to 128 bytes and pre-queue <= start < end')
 end
 -- The line's state. Its numbers and switches are one field of the hash,
--- s: the values in the order of the fields an older line kept by name
--- (the HMGET below), then swept and noted, each followed by a comma, ''
--- for none; one field read and written whole, because a call reading and
--- writing forty fields by name spent a third of its time finding them.
--- Its strings (rkey, ev, ev_key, d_key: a secret, an event's name, draw
--- keys) are fields of their own, read only by the calls that need them
--- (field) and written only when they change. A line an earlier version of
--- this script wrote is read from its fields once, and written as s from
--- then on. n holds s's values as numbers, so that a value a call leaves
--- as it was is written back as the text it was read as.
+-- s, read and written whole, because a call reading and writing forty
+-- fields by name spent a third of its time finding them: epoch, issued,
+-- admitted, tokens, raw, lt, paused, queue_all, random, trim_mark,
+-- trim_at, p_issued, ev_state, when the sets were last swept and the
+-- history's record last written, the minute of the last five minutes'
+-- admissions and their sum, then the groups below, each value followed by
+-- a comma ('' for none). Its strings (rkey, ev, ev_key, d_key: a secret,
+-- an event's name, draw keys) are fields of their own, read only by the
+-- calls that need them (field) and written only when they change. A line
+-- an earlier version of this script wrote kept every value in a field of
+-- its own (the HMGET below): it is read from them once, and written as s
+-- from then on. Below, s and n hold the values as text and as numbers by
+-- the index of that HMGET's field (then 40 swept, 41 noted, 42 and 43 the
+-- admissions' minute and sum), so that a value a call leaves as it was is
+-- written back as the text it was read as.
 local cold, cold_set = {}, {}
 local s, n, migrated = {}, {}, false
+-- Groups of the state's values that most calls leave alone: the random
+-- order's windows (w), the priority lane past its count (p), the event
+-- past its state (e), the overrides (o) and the minutes' admissions (m).
+-- Each is one value of s, its members each followed by ';' ('' for all
+-- at their defaults), split only by a call that needs it (open) and
+-- otherwise written back as it was read: a poll of a first-come line with
+-- no event, invite or override splits none.
+local G = { text = {}, open = {}, w = { 10, 11, 12, 13 }, p = { 18, 19, 20 }, e = { 23, 24, 26, 27, 29, 34 },
+  o = { 30, 31, 32, 33 }, m = { 35, 36, 37, 38, 39 } }
+-- num parses a value: tonumber costs as much as a command, 0 and '' are
+-- common.
+local function num(v)
+  if v == '0' then
+    return 0
+  elseif v ~= '' then
+    return tonumber(v)
+  end
+end
+local function open(g)
+  if not G.open[g] then
+    G.open[g] = true
+    local k = 1
+    for v in string.gmatch(G.text[g] or '', '([^;]*);') do
+      local i = G[g][k]
+      s[i], n[i], k = v, num(v), k + 1
+    end
+  end
+end
 do
   local packed = redis.call('HGET', line, 's')
   if packed then
-    -- Two matches of at most 32 captures (Lua's limit) split it: ten times
-    -- cheaper than a loop. A value is parsed only when it is not 0 or ''
-    -- (tonumber costs as much as a command).
-    local m = string.match
-    s = { m(packed, '^' .. string.rep('([^,]*),', 24) .. '()') }
-    local rest = table.remove(s)
-    for _, v in ipairs(rest and { m(packed, string.rep('([^,]*),', 19), rest) } or {}) do
-      s[#s + 1] = v
+    -- One match splits it (Lua allows 32 captures): ten times cheaper
+    -- than a loop.
+    local v = { string.match(packed, '^' .. string.rep('([^,]*),', 22) .. '$') }
+    if #v ~= 22 then
+      return redis.error_reply('ERR line: the line\'s state is unreadable: nothing changed')
     end
-    if #s ~= 43 then
-      return redis.error_reply('ERR line: the line\'s state is unreadable (' .. #s .. ' values): nothing changed')
+    for j, i in ipairs({ 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 22, 40, 41, 42, 43 }) do
+      s[i], n[i] = v[j], num(v[j])
     end
-    for i = 1, #s do
-      local v = s[i]
-      if v == '0' then
-        n[i] = 0
-      elseif v ~= '' then
-        n[i] = tonumber(v)
-      end
+    G.text = { w = v[18], p = v[19], e = v[20], o = v[21], m = v[22] }
+    open('o')
+    if s[17] ~= '0' then
+      open('p')
+    end
+    if s[22] ~= '0' or #ev_name > 0 then
+      open('e')
+    end
+    if s[9] == '1' or cfg_mode == 'random' or s[33] == 'random' then
+      open('w')
     end
   else
     s = redis.call('HMGET', line, 'epoch', 'issued', 'admitted', 'tokens', 'raw', 'lt', 'paused', 'queue_all',
@@ -361,6 +394,7 @@ do
     for i = 1, 39 do
       n[i] = tonumber(s[i])
     end
+    G.open = { w = true, p = true, e = true, o = true, m = true }
   end
 end
 -- field is the line's string field name ('' for none), read on first use.
@@ -413,6 +447,7 @@ elseif op == 'reset' and s[1] then
   redis.call('UNLINK', line, sessions, called, waiting, arrivals, ended, windows)
   local later = math.max(now, n[1] + 1)
   s, n = { string.format('%d', later), [7] = paused_was, [8] = queue_all_was }, { later }
+  G.open = { w = true, p = true, e = true, o = true, m = true }
   cold, cold_set, migrated = { rkey = false, ev = false, ev_key = false, d_key = false }, {}, false
   set_field('rkey', random_key)
 end
@@ -1038,15 +1073,16 @@ local function slot_count(m, value)
   end
   return 0
 end
-local slots = { s[35], s[36], s[37], s[38], s[39] }
-if called_now > 0 then
-  local i = minute % 5
-  slots[i + 1] = minute .. ':' .. (slot_count(minute, slots[i + 1]) + called_now)
-end
--- The sum is kept with the minute it was taken in (recent_at), and taken
--- again only when that minute has passed or this call called someone.
-local recent = n[43]
+-- The sum is kept with the minute it was taken in, and taken again only
+-- when that minute has passed or this call called someone.
+local recent, slots = n[43], nil
 if n[42] ~= minute or called_now > 0 or not recent then
+  open('m')
+  slots = { s[35], s[36], s[37], s[38], s[39] }
+  if called_now > 0 then
+    local i = minute % 5
+    slots[i + 1] = minute .. ':' .. (slot_count(minute, slots[i + 1]) + called_now)
+  end
   recent = 0
   for back = 0, 4 do
     local m = minute - back
@@ -1084,17 +1120,31 @@ do
   local function flag(b)
     return b and '1' or '0'
   end
-  -- In three parts, each within the registers left.
+  -- A group is written from its values when the call opened it, or began
+  -- to use it (the random order, an invite, an event).
+  local w, p, e, m = G.text.w, G.text.p, G.text.e, G.text.m
+  if G.open.w or random then
+    w = table.concat({ int(10, w_start), int(11, w_end), int(12, open_first), int(13, open_since), '' }, ';')
+  end
+  if G.open.p or p_issued > 0 then
+    p = table.concat({ int(18, p_admitted), int(19, p_credit, '%.6f'), int(20, p_trim), '' }, ';')
+  end
+  if G.open.e or ev_state ~= 0 then
+    e = table.concat({ int(23, ev_first), int(24, stored_start), int(26, d_first), int(27, d_last),
+      stored_pq and int(29, stored_pq) or '', int(34, stored_until), '' }, ';')
+  end
+  if slots then
+    m = table.concat({ slots[1] or '', slots[2] or '', slots[3] or '', slots[4] or '', slots[5] or '', '' }, ';')
+  end
+  local o = ''
+  if o_rate or o_burst or o_cap or o_mode ~= '' then
+    o = table.concat({ o_rate and tostring(o_rate) or '', o_burst and int(31, o_burst) or '',
+      o_cap and int(32, o_cap) or '', o_mode, '' }, ';')
+  end
   local packed = table.concat({ int(1, epoch), int(2, issued), int(3, admitted), int(4, tokens, '%.6f'), int(5, raw),
-    int(6, lt), flag(paused), flag(queue_all), flag(random), int(10, w_start), int(11, w_end), int(12, open_first),
-    int(13, open_since), '', int(15, trim_mark), '' }, ',')
-    .. table.concat({ int(16, trim_at), int(17, p_issued), int(18, p_admitted), int(19, p_credit, '%.6f'), int(20, p_trim), '',
-      int(22, ev_state), int(23, ev_first), int(24, stored_start), '', int(26, d_first), int(27, d_last), '',
-      stored_pq and int(29, stored_pq) or '', '' }, ',')
-    .. table.concat({ o_rate and tostring(o_rate) or '', o_burst and int(31, o_burst) or '',
-      o_cap and int(32, o_cap) or '', o_mode, int(34, stored_until), slots[1] or '', slots[2] or '', slots[3] or '',
-      slots[4] or '', slots[5] or '', int(40, marks.swept), int(41, marks.noted), int(42, minute), int(43, recent),
-      '' }, ',')
+    int(6, lt), flag(paused), flag(queue_all), flag(random), int(15, trim_mark), int(16, trim_at), int(17, p_issued),
+    int(22, ev_state), int(40, marks.swept), int(41, marks.noted), int(42, minute), int(43, recent),
+    w or '', p or '', e or '', o, m or '', '' }, ',')
   local strings = {}
   for name in pairs(cold_set) do
     strings[#strings + 1], strings[#strings + 2] = name, cold[name]
