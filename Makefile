@@ -231,7 +231,7 @@ bin/floor-%.tinygo.wasm: $(FLOOR_SOURCES) tools/tinygo-wasip1.json
 HOST_REQUESTS ?= 300
 HOST_BENCH = go test -run '^$$' -bench 'QueuePage|Arrival|SnapshotPoll|Forwarded|Floor' -benchtime $(HOST_REQUESTS)x ./suites/e2e
 HOST_GUESTS = WASM=$(CURDIR)/bin/main.$(1).wasm FLOOR_FORWARD_WASM=$(CURDIR)/bin/floor-forward.$(1).wasm FLOOR_PAGE_WASM=$(CURDIR)/bin/floor-page.$(1).wasm
-HOST_PARTS = -run '^$$' -bench 'LoadSettings|Verify|QueuePage|LogLine' ./edge ./queue
+HOST_PARTS = -run '^$$' -benchmem -bench 'LoadSettings|Verify|QueuePage|LogLine' ./edge ./queue
 bench-host: bin/main.go.wasm bin/floor-forward.go.wasm bin/floor-page.go.wasm $(WAZERO)
 	@mkdir -p bin/bench && date +%s > bin/bench/host-started
 	@rm -f bin/bench/host-tinygo-flags bin/bench/host-missing

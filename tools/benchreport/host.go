@@ -16,9 +16,12 @@ const ReuseHeading = "## Reusable sandboxes: fresh against reused, both builds"
 // HostBench is one run of tools/suites/e2e's request benchmarks against
 // one build's wasm: Results maps a benchmark's name (without the
 // GOMAXPROCS suffix), e.g. "QueuePage/fresh", to its metrics by unit.
+// Parts are the hot paths of a request compiled by the same compiler
+// (FloorSection), if measured.
 type HostBench struct {
 	Build, Toolchain string
 	Results          map[string]map[string]float64
+	Parts            []HotPath
 }
 
 // ParseHostBench reads `go test -bench` output of the e2e benchmarks, with
