@@ -229,6 +229,7 @@ bin/floor-%.tinygo.wasm: $(FLOOR_SOURCES) tools/tinygo-wasip1.json
 # of HOST_PARTS) compiled to wasm by the same compiler. Against the Go build and,
 # where a usable TinyGo is installed, the TinyGo build.
 HOST_REQUESTS ?= 300
+# The -bench pattern is the one the report names (tools/benchreport's HostBenchPattern).
 HOST_BENCH = go test -run '^$$' -bench 'QueuePage|Arrival|SnapshotPoll|Forwarded|Floor' -benchtime $(HOST_REQUESTS)x ./suites/e2e
 HOST_GUESTS = WASM=$(CURDIR)/bin/main.$(1).wasm FLOOR_FORWARD_WASM=$(CURDIR)/bin/floor-forward.$(1).wasm FLOOR_PAGE_WASM=$(CURDIR)/bin/floor-page.$(1).wasm
 HOST_PARTS = -run '^$$' -benchmem -bench 'LoadSettings|Verify|QueuePage|LogLine' ./edge ./queue

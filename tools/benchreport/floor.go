@@ -45,7 +45,7 @@ func FloorSection(res Results, runs []HostBench, requests int, took time.Duratio
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("%s", sectionHead(FloorHeading, res, took, "make bench-host"))
 	w("How close is each request to the least it could cost? The floors are two bare guests in `floor/`, built by `tools/build-wasm` with the service's compilers, target and flags: `floor/forward` only forwards the request to the origin backend, its body streamed (the floor of an admitted request), and `floor/page` only answers a fixed page of the size of the service's queue page (the floor of a queue page). ")
-	w("They run in the same benchmark run as the service (`-bench 'QueuePage|Arrival|SnapshotPoll|Forwarded|Floor' -benchtime %dx ./suites/e2e`), one request at a time through the local host, %d of each, fresh and reused sandboxes as in the section above.\n\n", requests, requests)
+	w("They run in the same benchmark run as the service (`-bench '%s' -benchtime %dx ./suites/e2e`), one request at a time through the local host, %d of each, fresh and reused sandboxes as in the section above.\n\n", HostBenchPattern, requests, requests)
 	if missing != "" {
 		w("**Not measured: %s.**\n\n", missing)
 	}

@@ -51,6 +51,10 @@ func ParseHostBench(r io.Reader) (map[string]map[string]float64, error) {
 	return out, sc.Err()
 }
 
+// HostBenchPattern is the -bench pattern of make bench-host's request
+// benchmarks (its Makefile's HOST_BENCH), for the reuse and floor sections.
+const HostBenchPattern = "QueuePage|Arrival|SnapshotPoll|Forwarded|Floor"
+
 // hostRequests are the benchmarks of the section, each with its row's name.
 var hostRequests = []struct{ bench, name string }{{"QueuePage", "queue page"}, {"Forwarded", "admitted"}}
 
@@ -61,7 +65,7 @@ func ReuseSection(res Results, runs []HostBench, requests int, took time.Duratio
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("%s", sectionHead(ReuseHeading, res, took, "make bench-host"))
-	w("One request at a time through the local host, each build's `bin/main.wasm` in turn (`cd tools && WASM=… go test -run '^$' -bench 'QueuePage|Forwarded' -benchtime %dx ./suites/e2e`): a waiting visitor's poll (the queue page, one store call) and an admitted visitor's request (forwarded to the origin, no store call), %d of each, with `sandbox_requests` 1 (a fresh sandbox for every request, as before `fsthttp.ServeMany`) and 100 (reused as far as the host lets a sandbox serve, as Viceroy does).\n\n", requests, requests)
+	w("One request at a time through the local host, each build's `bin/main.wasm` in turn (`cd tools && WASM=… go test -run '^$' -bench '%s' -benchtime %dx ./suites/e2e`): a waiting visitor's poll (the queue page, one store call) and an admitted visitor's request (forwarded to the origin, no store call), %d of each, with `sandbox_requests` 1 (a fresh sandbox for every request, as before `fsthttp.ServeMany`) and 100 (reused as far as the host lets a sandbox serve, as Viceroy does).\n\n", HostBenchPattern, requests, requests)
 	if missing != "" {
 		w("**Not measured: %s.**\n\n", missing)
 	}
