@@ -230,7 +230,7 @@ bin/floor-%.tinygo.wasm: $(FLOOR_SOURCES) tools/tinygo-wasip1.json
 # where a usable TinyGo is installed, the TinyGo build.
 HOST_REQUESTS ?= 300
 # The -bench pattern is the one the report names (tools/benchreport's HostBenchPattern).
-HOST_BENCH = go test -run '^$$' -bench 'QueuePage|Arrival|SnapshotPoll|Forwarded|Floor' -benchtime $(HOST_REQUESTS)x ./suites/e2e
+HOST_BENCH = go test -run '^$$' -bench 'QueuePage|Arrival|SnapshotPoll|Forwarded|Floor' -benchtime $(HOST_REQUESTS)x -timeout 60m ./suites/e2e
 HOST_GUESTS = WASM=$(CURDIR)/bin/main.$(1).wasm FLOOR_FORWARD_WASM=$(CURDIR)/bin/floor-forward.$(1).wasm FLOOR_PAGE_WASM=$(CURDIR)/bin/floor-page.$(1).wasm
 HOST_PARTS = -run '^$$' -benchmem -bench 'LoadSettings|Verify|QueuePage|LogLine' ./edge ./queue
 bench-host: bin/main.go.wasm bin/floor-forward.go.wasm bin/floor-page.go.wasm $(WAZERO)
