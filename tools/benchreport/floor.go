@@ -2,6 +2,7 @@ package benchreport
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -110,6 +111,18 @@ func FloorSection(res Results, runs []HostBench, requests int, took time.Duratio
 		w("| **the parts together** | %s (%s) | | %s | %s |\n", run.Build, run.Toolchain, shareOf(sumAdmitted, admitted), shareOf(sumPoll, poll))
 		w("| **the excess** (guest CPU over the floor's, reused sandboxes) | %s (%s) | | %s | %s |\n", run.Build, run.Toolchain, excessText(admitted), excessText(poll))
 	}
+	w("\nThe host calls each request makes, against its floor's (reused sandboxes; the guest's calls of the host's `fastly_*` functions, counted by the local host, WASI's not among them), and those it makes more of:\n\n")
+	w("| request | build | host calls per request | its floor's | the calls it makes more of, per request |\n|---|---|---:|---:|---|\n")
+	for _, row := range floorRows {
+		for _, run := range runs {
+			m, ok := run.Results[row.bench+"/reused"]
+			f, fok := run.Results[row.floor+"/reused"]
+			if !ok || !fok {
+				continue
+			}
+			w("| %s | %s (%s) | %s | %s | %s |\n", row.name, run.Build, run.Toolchain, fixed1(m["host-calls/req"]), fixed1(f["host-calls/req"]), moreCalls(m, f))
+		}
+	}
 	w("\n- The excess the parts leave is work the hot-path loops do not see: a larger module's start in each sandbox (a reused sandbox's first request pays it), the host calls a request makes that the loops replace with memory (each setting read from the config store, the signing keys from the secret store, the log endpoint's write, the cache read of the snapshot), and the collector's work in a short-lived heap.\n")
 	w("- This is the local host (wazero), not Fastly; both sides of each ratio run the same way on the same host.\n")
 	return b.String()
@@ -183,6 +196,35 @@ func pageSizes(runs []HostBench) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// moreCalls lists the host functions m's requests call more often than
+// f's, by a tenth of a call per request or more, the most first.
+func moreCalls(m, f map[string]float64) string {
+	type more struct {
+		name string
+		by   float64
+	}
+	var ms []more
+	for unit, v := range m {
+		name, ok := strings.CutPrefix(unit, "calls/")
+		if ok && v-f[unit] >= 0.1 {
+			ms = append(ms, more{name, v - f[unit]})
+		}
+	}
+	sort.Slice(ms, func(i, j int) bool {
+		if ms[i].by != ms[j].by {
+			return ms[i].by > ms[j].by
+		}
+		return ms[i].name < ms[j].name
+	})
+	var parts []string
+	for _, c := range ms {
+		parts = append(parts, "`"+c.name+"` +"+fixed1(c.by))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func fixed1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 func msf2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " ms" }
 func usf(v float64) string  { return thousands(v) + " µs" }

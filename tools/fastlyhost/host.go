@@ -103,6 +103,9 @@ type Host struct {
 	// instances that ended.
 	sumsCPU  bool
 	guestCPU atomic.Int64
+	// calls counts the guests' calls of each fastly import, by
+	// "module.name" (set up by bindImports, read-only after).
+	calls map[string]*atomic.Uint64
 
 	sharedMu sync.Mutex
 	shared   map[string]any   // see shared in handles.go
@@ -173,6 +176,7 @@ func New(ctx context.Context, wasm []byte, m *Manifest, o Options) (*Host, error
 func (h *Host) bindImports(ctx context.Context) error {
 	builders := map[string]wazero.HostModuleBuilder{}
 	seen := map[string]bool{}
+	h.calls = map[string]*atomic.Uint64{}
 	for _, fn := range h.compiled.ImportedFunctions() {
 		module, name, _ := fn.Import()
 		if !strings.HasPrefix(module, "fastly") || seen[module+"."+name] {
@@ -193,7 +197,10 @@ func (h *Host) bindImports(ctx context.Context) error {
 		}
 		results := len(fn.ResultTypes())
 		params := fn.ParamTypes()
+		calls := &atomic.Uint64{}
+		h.calls[module+"."+name] = calls
 		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
+			calls.Add(1)
 			// An i32 arrives in the low half of a stack slot; the high half
 			// is not guaranteed to be zero.
 			for i, t := range params {

@@ -20,3 +20,13 @@ func (h *Host) GuestCPU() time.Duration { return time.Duration(h.guestCPU.Load()
 // one: a benchmark waits for none before it reads GuestCPU, whose instances
 // are counted as they end.
 func (h *Host) Live() int { return int(h.live.Load()) }
+
+// HostCalls is how many times the guests have called each of the host's
+// fastly functions, by "module.name" (the WASI calls are not counted).
+func (h *Host) HostCalls() map[string]uint64 {
+	out := make(map[string]uint64, len(h.calls))
+	for name, n := range h.calls {
+		out[name] = n.Load()
+	}
+	return out
+}

@@ -129,7 +129,8 @@ func waitForLog(t *testing.T, logs *syncBuffer, line string) {
 
 // TestGuestCPU: a host asked to clock its instances adds up the CPU time
 // of each one that ended (its start and its request here), no more than
-// the time it lived; a host not asked counts none.
+// the time it lived; a host not asked counts none. Both count the guest's
+// calls.
 func TestGuestCPU(t *testing.T) {
 	wasm, err := serveManyWasm()
 	if err != nil {
@@ -156,6 +157,11 @@ func TestGuestCPU(t *testing.T) {
 			t.Errorf("guest CPU %v for an instance that lived %v", cpu, lived)
 		case !clocked && cpu != 0:
 			t.Errorf("guest CPU %v, from a host not asked to clock it", cpu)
+		}
+		// One request: the guest took it (the first comes with the
+		// instance) and waited once for another.
+		if calls := h.HostCalls(); calls["fastly_http_downstream.next_request"] != 1 || calls["fastly_http_resp.send_downstream"] != 1 {
+			t.Errorf("host calls %v", calls)
 		}
 		srv.Close()
 		h.Close(context.Background())

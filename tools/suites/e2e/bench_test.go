@@ -61,6 +61,8 @@ type hostBench struct {
 //     instances, its HTTP server, the REST stand-in, the origin and the
 //     client), which the guest's CPU leaves out; and cpu-ms/reqN, that of
 //     the requests that were a sandbox's Nth;
+//   - host-calls/req, the guest's calls of the host's fastly functions,
+//     and calls/NAME, those of each;
 //   - the median and 99th percentile latency, the sandboxes started, the
 //     store calls made and the size of the answer's body.
 //
@@ -89,7 +91,7 @@ func benchRequests(b *testing.B, hb hostBench) {
 			times := make([]time.Duration, 0, b.N)
 			bodyBytes := 0
 			_, sandboxes0 := host.Served()
-			guest0 := host.GuestCPU()
+			guest0, calls0 := host.GuestCPU(), host.HostCalls()
 			// cpuIn[k] is the CPU time of the requests that were a
 			// sandbox's k+1th (the host lets one serve six).
 			var cpuIn [sandboxRequests]time.Duration
@@ -137,6 +139,14 @@ func benchRequests(b *testing.B, hb hostBench) {
 				b.Fatalf("%.2f store calls per request, want at most %.2f", calls, hb.maxStoreCalls)
 			}
 			_, sandboxes := host.Served()
+			hostCalls := 0.0
+			for name, n := range host.HostCalls() {
+				if d := float64(n-calls0[name]) / float64(b.N); d > 0 {
+					b.ReportMetric(d, "calls/"+name)
+					hostCalls += d
+				}
+			}
+			b.ReportMetric(hostCalls, "host-calls/req")
 			sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 			b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(times[len(times)*99/100].Microseconds())/1000, "p99-ms")
