@@ -83,7 +83,7 @@ func FloorSection(res Results, runs []HostBench, requests int, took time.Duratio
 	w("- **goal**: met or not by the guest CPU, the stricter figure (the process's shared costs bring every ratio nearer 1).\n")
 	w("- The page floor's size is the service's queue page as BenchmarkQueuePage gets it (the table's body sizes: %s).\n", pageSizes(runs))
 	w("\n### Where the rest goes\n\n")
-	w("The parts of a request measured apart: tools' hot-path benchmarks (`go test -run '^$' -benchmem -bench 'LoadSettings|Verify|QueuePage|LogLine' ./edge ./queue`) compiled to wasm by each build's compiler and run under wazero, the local host's engine, each its own loop (so with warm caches and the collector's work spread over many runs: a lower bound of the same work in a request). Each is set against the guest CPU a request of reused sandboxes costs over its floor:\n\n")
+	w("The parts of a request measured apart: tools' hot-path benchmarks (`go test -run '^$' -benchmem -bench 'LoadSettings|Verify|QueuePage|LogLine' ./edge ./queue`) compiled to wasm by each build's compiler and run under wazero, the local host's engine, each in its own loop. A loop's figure is an estimate of the same work in a request, not a bound: its caches are warm, but its collector runs as its garbage piles up, and TinyGo's test binary starts with the default small heap where the service's starts with 8 MiB and collects seldom (see the section above), so TinyGo's figures hold collections a request rarely pays. Each is set against the guest CPU a request of reused sandboxes costs over its floor:\n\n")
 	w("| part | build | µs per request (wasm) | share of the admitted request's excess | share of the snapshot poll's excess |\n")
 	w("|---|---|---:|---:|---:|\n")
 	for _, run := range runs {
@@ -110,6 +110,22 @@ func FloorSection(res Results, runs []HostBench, requests int, took time.Duratio
 		}
 		w("| **the parts together** | %s (%s) | | %s | %s |\n", run.Build, run.Toolchain, shareOf(sumAdmitted, admitted), shareOf(sumPoll, poll))
 		w("| **the excess** (guest CPU over the floor's, reused sandboxes) | %s (%s) | | %s | %s |\n", run.Build, run.Toolchain, excessText(admitted), excessText(poll))
+	}
+	w("\nThe excess split in two, from the process CPU of each place in a reused sandbox (the section's last three columns; the two sides share the rest of the process, which cancels): **the sandbox's start**, what a sandbox's first request costs over its later ones, more than the floor's does, spread over the requests a sandbox serves; and **each request's own work**, a later request's over the floor's later request's.\n\n")
+	w("| request | build | excess (guest CPU) | the sandbox's start, per request | each request's own work |\n|---|---|---:|---:|---:|\n")
+	for _, row := range floorRows {
+		for _, run := range runs {
+			m, ok := run.Results[row.bench+"/reused"]
+			f, fok := run.Results[row.floor+"/reused"]
+			l, lok := laterRequests(m)
+			fl, flok := laterRequests(f)
+			if !ok || !fok || !lok || !flok {
+				continue
+			}
+			start := ((m["cpu-ms/req1"] - l) - (f["cpu-ms/req1"] - fl)) * m["sandboxes/req"]
+			w("| %s | %s (%s) | %s | %s | %s |\n", row.name, run.Build, run.Toolchain,
+				usf((m["guest-ms/req"]-f["guest-ms/req"])*1000), usf(start*1000), usf((l-fl)*1000))
+		}
 	}
 	w("\nThe host calls each request makes, against its floor's (reused sandboxes; the guest's calls of the host's `fastly_*` functions, counted by the local host, WASI's not among them), and those it makes more of:\n\n")
 	w("| request | build | host calls per request | its floor's | the calls it makes more of, per request |\n|---|---|---:|---:|---|\n")
@@ -197,8 +213,12 @@ func pageSizes(runs []HostBench) string {
 	return strings.Join(parts, "; ")
 }
 
+// maxCallsShown bounds the host functions moreCalls names.
+const maxCallsShown = 6
+
 // moreCalls lists the host functions m's requests call more often than
-// f's, by a tenth of a call per request or more, the most first.
+// f's, by a tenth of a call per request or more, the most first (the
+// first maxCallsShown, then how many more).
 func moreCalls(m, f map[string]float64) string {
 	type more struct {
 		name string
@@ -218,7 +238,11 @@ func moreCalls(m, f map[string]float64) string {
 		return ms[i].name < ms[j].name
 	})
 	var parts []string
-	for _, c := range ms {
+	for i, c := range ms {
+		if i == maxCallsShown {
+			parts = append(parts, fmt.Sprintf("%d more", len(ms)-i))
+			break
+		}
 		parts = append(parts, "`"+c.name+"` +"+fixed1(c.by))
 	}
 	return strings.Join(parts, ", ")

@@ -14,7 +14,7 @@ func TestFloorSection(t *testing.T) {
 		return m
 	}
 	reused := func(guest, cpu float64, later ...float64) map[string]float64 {
-		m := map[string]float64{"guest-ms/req": guest, "cpu-ms/req": cpu, "body-bytes": 7782, "cpu-ms/req1": 20}
+		m := map[string]float64{"guest-ms/req": guest, "cpu-ms/req": cpu, "body-bytes": 7782, "cpu-ms/req1": 20, "sandboxes/req": 0.2}
 		for k, v := range later {
 			m["cpu-ms/req"+string(rune('2'+k))] = v
 		}
@@ -63,6 +63,8 @@ func TestFloorSection(t *testing.T) {
 		"| **the parts together** | Go (go1.x) | | 80.0% | 10.4% |",
 		"| **the excess** (guest CPU over the floor's, reused sandboxes) | Go (go1.x) | | 500 µs | 5,000 µs |",
 		"| admitted (forwarded to the origin) | Go (go1.x) | 61.2 | 42.7 | `fastly_config_store.get` +11.7, `fastly_log.write` +1.1, `fastly_geo.lookup` +1.0 |",
+		// Start: ((20 - 4.5) - (20 - 2.5)) * 0.2 = -0.4 ms; own work 4.5 - 2.5 ms.
+		"| admitted (forwarded to the origin) | Go (go1.x) | 500 µs | -400 µs | 2,000 µs |",
 		"(the table's body sizes: Go: queue page 7,782 bytes, floor 7,782 bytes).",
 	} {
 		if !strings.Contains(md, want) {
@@ -74,5 +76,18 @@ func TestFloorSection(t *testing.T) {
 	}
 	if missing := FloorSection(res, nil, 300, 0, "TinyGo (not installed)"); !strings.Contains(missing, "**Not measured: TinyGo (not installed).**") {
 		t.Errorf("the section does not say what was not measured:\n%s", missing)
+	}
+}
+
+func TestMoreCalls(t *testing.T) {
+	m, f := map[string]float64{"cpu-ms/req": 9}, map[string]float64{"calls/a": 1}
+	for i, name := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		m["calls/"+name] = float64(10 - i)
+	}
+	m["calls/h"] = 0.05 // less than a tenth of a call more: not named
+	// a and b tie at 9 more: by name.
+	want := "`a` +9.0, `b` +9.0, `c` +8.0, `d` +7.0, `e` +6.0, `f` +5.0, 1 more"
+	if got := moreCalls(m, f); got != want {
+		t.Errorf("moreCalls = %q, want %q", got, want)
 	}
 }
