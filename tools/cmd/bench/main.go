@@ -79,6 +79,7 @@ type options struct {
 	// (cliPackage).
 	hostOnly, figuresOnly bool
 	hostRequests          int
+	hostCount             int
 }
 
 // drawTest is a chi-square test of the draw: package draw's order over
@@ -127,6 +128,7 @@ func main() {
 	flag.StringVar(&goBuild.parts, "parts", "", "`file` holding the parts of a request's benchmarks compiled to wasm by Go, for the floor's section")
 	flag.StringVar(&tinygo.parts, "tinygo-parts", "", "`file` holding them under tinygo test")
 	flag.IntVar(&o.hostRequests, "host-requests", 0, "the requests of each request benchmark (-benchtime), for the report")
+	flag.IntVar(&o.hostCount, "host-count", 1, "the runs of each request benchmark (-count), for the report")
 	flag.BoolVar(&o.figuresOnly, "figures-only", false, "write only the figures' section of -out: the size of -wasm and -tinygo-wasm and the CLI's version")
 	flag.StringVar(&o.cliPackage, "cli-package", "fastlycli/package.json", "the package.json that installs the Fastly CLI")
 	flag.StringVar(&o.cacheDir, "cache", filepath.Join(os.TempDir(), "fastlyhost-bench-cache"), "compiled-code cache of the host")
@@ -404,7 +406,7 @@ func rewrite(o options, name, target string, section func(benchreport.Results) s
 func runHost(_ context.Context, o options) error {
 	var hosts []benchreport.HostBench
 	err := rewrite(o, "reuse", "bench-host", func(res benchreport.Results) string {
-		return benchreport.ReuseSection(res, hosts, o.hostRequests, time.Since(o.began), o.missing)
+		return benchreport.ReuseSection(res, hosts, o.hostRequests, o.hostCount, time.Since(o.began), o.missing)
 	}, func(*benchreport.Results) error {
 		for _, b := range o.builds {
 			if b.host == "" {
@@ -439,7 +441,7 @@ func runHost(_ context.Context, o options) error {
 		return err
 	}
 	return rewrite(o, "floor", "bench-host", func(res benchreport.Results) string {
-		return benchreport.FloorSection(res, hosts, o.hostRequests, time.Since(o.began), o.missing)
+		return benchreport.FloorSection(res, hosts, o.hostRequests, o.hostCount, time.Since(o.began), o.missing)
 	}, func(*benchreport.Results) error { return nil })
 }
 
