@@ -12,13 +12,16 @@ import (
 // which make bench-host writes from tools/suites/e2e's benchmarks.
 const FloorHeading = "## The floor of a request: each request against a bare guest's"
 
-// floorRows are the section's comparisons: a request of the service's
-// (its benchmark), the floor it is measured against, and the goal for
-// the ratio (0: none).
-var floorRows = []struct {
+// A floorRow is one of the section's comparisons: a request of the
+// service's (its benchmark), the floor it is measured against, and the
+// goal for the ratio (0: none).
+type floorRow struct {
 	bench, floor, name string
 	goal               float64
-}{
+}
+
+// floorRows are the section's comparisons, in its order.
+var floorRows = []floorRow{
 	{"Forwarded", "FloorForward", "admitted (forwarded to the origin)", 1.2},
 	{"SnapshotPoll", "FloorPage", "poll answered from the POP's snapshot", 2},
 	{"QueuePage", "FloorPage", "poll answered by the store (one store call)", 0},
@@ -54,31 +57,22 @@ func FloorSection(res Results, runs []HostBench, requests, count int, took time.
 	w("Goals (issue 25): an admitted request within 1.2× of its floor, a poll answered from the POP's snapshot within 2×.\n\n")
 	w("| request | build | sandboxes | guest CPU per request | its floor's | ratio | goal | process CPU per request | its floor's | ratio | a reused sandbox's later requests, process CPU | its floor's | ratio |\n")
 	w("|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n")
-	for _, row := range floorRows {
-		for _, run := range runs {
-			for _, mode := range []string{"fresh", "reused"} {
-				m, ok := run.Results[row.bench+"/"+mode]
-				f, fok := run.Results[row.floor+"/"+mode]
-				if !ok || !fok {
-					continue
-				}
-				goal := ""
-				if row.goal > 0 {
-					goal = goalText(m["guest-ms/req"], f["guest-ms/req"], row.goal)
-				}
-				later, floorLater, laterRatio := "", "", ""
-				l, lok := laterRequests(m)
-				fl, flok := laterRequests(f)
-				if mode == "reused" && lok && flok {
-					later, floorLater, laterRatio = msf2(l), msf2(fl), timesFloor(l, fl)
-				}
-				w("| %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.name, run.Build, run.Toolchain, mode,
-					msf2(m["guest-ms/req"]), msf2(f["guest-ms/req"]), timesFloor(m["guest-ms/req"], f["guest-ms/req"]), goal,
-					msf2(m["cpu-ms/req"]), msf2(f["cpu-ms/req"]), timesFloor(m["cpu-ms/req"], f["cpu-ms/req"]),
-					later, floorLater, laterRatio)
-			}
+	eachPair(runs, []string{"fresh", "reused"}, func(row floorRow, run HostBench, mode string, m, f map[string]float64) {
+		goal := ""
+		if row.goal > 0 {
+			goal = goalText(m["guest-ms/req"], f["guest-ms/req"], row.goal)
 		}
-	}
+		later, floorLater, laterRatio := "", "", ""
+		l, lok := laterRequests(m)
+		fl, flok := laterRequests(f)
+		if mode == "reused" && lok && flok {
+			later, floorLater, laterRatio = msf2(l), msf2(fl), timesFloor(l, fl)
+		}
+		w("| %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.name, run.Build, run.Toolchain, mode,
+			msf2(m["guest-ms/req"]), msf2(f["guest-ms/req"]), timesFloor(m["guest-ms/req"], f["guest-ms/req"]), goal,
+			msf2(m["cpu-ms/req"]), msf2(f["cpu-ms/req"]), timesFloor(m["cpu-ms/req"], f["cpu-ms/req"]),
+			later, floorLater, laterRatio)
+	})
 	w("\n- **guest CPU per request**: the CPU time of the sandboxes over the run ÷ requests. The local host clocks each instance on the thread it runs on, pinned there from its start to its end (`fastlyhost.Options.GuestCPU`, the clock behind `get_vcpu_ms`): the guest's own work, its start (instantiation and the runtime's start-up) and the host's work inside its calls (config, secret and KV stores, the cache, the log endpoints, handing a send to the HTTP client), not the host's HTTP server, the backends, the REST stand-in or the client. It is the nearest the local host comes to what Fastly bills as vCPU time. CPU, not wall time: the two cores are shared, and a wait for a backend costs no CPU.\n")
 	w("- **process CPU per request**: the whole benchmark process's user and system time during the requests ÷ requests, as in the section above: the guest CPU plus the host's HTTP server, the demo origin, the REST stand-in (for a store call) and the client, which the floors share. **A reused sandbox's later requests**: the process CPU of the requests after a sandbox's first (the mean of its 2nd, 3rd... requests' own figures): a request without a sandbox's start.\n")
 	w("- **goal**: met or not by the guest CPU, the stricter figure (the process's shared costs bring every ratio nearer 1).\n")
@@ -114,32 +108,21 @@ func FloorSection(res Results, runs []HostBench, requests, count int, took time.
 	}
 	w("\nThe excess split in two, from the process CPU of each place in a reused sandbox (the section's last three columns; the two sides share the rest of the process, which cancels): **the sandbox's start**, what a sandbox's first request costs over its later ones, more than the floor's does, spread over the requests a sandbox serves; and **each request's own work**, a later request's over the floor's later request's.\n\n")
 	w("| request | build | excess (guest CPU) | the sandbox's start, per request | each request's own work |\n|---|---|---:|---:|---:|\n")
-	for _, row := range floorRows {
-		for _, run := range runs {
-			m, ok := run.Results[row.bench+"/reused"]
-			f, fok := run.Results[row.floor+"/reused"]
-			l, lok := laterRequests(m)
-			fl, flok := laterRequests(f)
-			if !ok || !fok || !lok || !flok {
-				continue
-			}
-			start := ((m["cpu-ms/req1"] - l) - (f["cpu-ms/req1"] - fl)) * m["sandboxes/req"]
-			w("| %s | %s (%s) | %s | %s | %s |\n", row.name, run.Build, run.Toolchain,
-				usf((m["guest-ms/req"]-f["guest-ms/req"])*1000), usf(start*1000), usf((l-fl)*1000))
+	eachPair(runs, []string{"reused"}, func(row floorRow, run HostBench, _ string, m, f map[string]float64) {
+		l, lok := laterRequests(m)
+		fl, flok := laterRequests(f)
+		if !lok || !flok {
+			return
 		}
-	}
+		start := ((m["cpu-ms/req1"] - l) - (f["cpu-ms/req1"] - fl)) * m["sandboxes/req"]
+		w("| %s | %s (%s) | %s | %s | %s |\n", row.name, run.Build, run.Toolchain,
+			usf((m["guest-ms/req"]-f["guest-ms/req"])*1000), usf(start*1000), usf((l-fl)*1000))
+	})
 	w("\nThe host calls each request makes, against its floor's (reused sandboxes; the guest's calls of the host's `fastly_*` functions, counted by the local host, WASI's not among them), and those it makes more of:\n\n")
 	w("| request | build | host calls per request | its floor's | the calls it makes more of, per request |\n|---|---|---:|---:|---|\n")
-	for _, row := range floorRows {
-		for _, run := range runs {
-			m, ok := run.Results[row.bench+"/reused"]
-			f, fok := run.Results[row.floor+"/reused"]
-			if !ok || !fok {
-				continue
-			}
-			w("| %s | %s (%s) | %s | %s | %s |\n", row.name, run.Build, run.Toolchain, fixed1(m["host-calls/req"]), fixed1(f["host-calls/req"]), moreCalls(m, f))
-		}
-	}
+	eachPair(runs, []string{"reused"}, func(row floorRow, run HostBench, _ string, m, f map[string]float64) {
+		w("| %s | %s (%s) | %s | %s | %s |\n", row.name, run.Build, run.Toolchain, fixed1(m["host-calls/req"]), fixed1(f["host-calls/req"]), moreCalls(m, f))
+	})
 	w("\n- The excess the parts leave is work the hot-path loops do not see: a larger module's start in each sandbox (a reused sandbox's first request pays it), the host calls a request makes that the loops replace with memory (each setting read from the config store, the signing keys from the secret store, the log endpoint's write, the cache read of the snapshot), and the collector's work in a short-lived heap.\n")
 	w("- This is the local host (wazero), not Fastly; both sides of each ratio run the same way on the same host.\n")
 	return b.String()
@@ -156,6 +139,22 @@ func fastestHotPath(hs []HotPath, pkg, name string) (HotPath, bool) {
 		}
 	}
 	return best, found
+}
+
+// eachPair calls do with each comparison's results and its floor's in
+// each run, for each of modes, where both were measured.
+func eachPair(runs []HostBench, modes []string, do func(row floorRow, run HostBench, mode string, m, f map[string]float64)) {
+	for _, row := range floorRows {
+		for _, run := range runs {
+			for _, mode := range modes {
+				m, ok := run.Results[row.bench+"/"+mode]
+				f, fok := run.Results[row.floor+"/"+mode]
+				if ok && fok {
+					do(row, run, mode, m, f)
+				}
+			}
+		}
+	}
 }
 
 // goalText says whether ours is within limit times the floor's.
