@@ -16,7 +16,8 @@
 #                writes the flash crowd, end to end and hot paths, then runs bench-floods (the bot floods),
 #                bench-fairness (the line's and the draw's), bench-heartbeat (utilisation) and bench-pops
 #                (waiting's cost with a snapshot per POP, 100,000 visitors). Apart: bench-pops-large (the same at
-#                1,000,000), bench-host (fresh against reused sandboxes), figures (module sizes, CLI version);
+#                1,000,000), bench-host (fresh against reused sandboxes, and each request against its floor),
+#                figures (module sizes, CLI version);
 #                make bench-large: make bench's own sections at 1,000,000 visitors, in BENCHMARKS-large.md.
 
 SHELL := /bin/bash
@@ -210,23 +211,45 @@ bench-pops:
 bench-pops-large:
 	cd tools && go run ./cmd/bench -pops-only -large -out ../$(BENCH_OUT) -command "make bench-pops-large"
 
-# The reusable sandboxes' section of BENCHMARKS.md: one request at a time through
-# the local host, fresh sandboxes against reused ones (tools/suites/e2e's
-# BenchmarkQueuePage and BenchmarkForwarded, HOST_REQUESTS each), against the Go
-# build and, where a usable TinyGo is installed, the TinyGo build.
+# The floors of bench-host (floor/): bare guests built as the service is, by
+# tools/build-wasm with each compiler, target and flags.
+FLOOR_SOURCES := $(wildcard floor/*.go floor/*/*.go) go.mod go.sum tools/build-wasm
+bin/floor-%.go.wasm: $(FLOOR_SOURCES)
+	tools/build-wasm go $@ ./floor/$*
+
+bin/floor-%.tinygo.wasm: $(FLOOR_SOURCES) tools/tinygo-wasip1.json
+	tools/build-wasm tinygo $@ ./floor/$*
+
+# The reusable sandboxes' and the floor's sections of BENCHMARKS.md: one request
+# at a time through the local host, fresh sandboxes against reused ones
+# (tools/suites/e2e's benchmarks, HOST_REQUESTS each): the service's queue page
+# (a newcomer's, a poll the store answers, a poll the POP's snapshot answers) and
+# admitted request, and their floors, the bare guests of floor/; then the parts of
+# a request (settings, the pass, the page, the log line: the hot-path benchmarks
+# of HOST_PARTS) compiled to wasm by the same compiler. Against the Go build and,
+# where a usable TinyGo is installed, the TinyGo build.
 HOST_REQUESTS ?= 300
-HOST_BENCH = go test -run '^$$' -bench 'QueuePage|Forwarded' -benchtime $(HOST_REQUESTS)x ./suites/e2e
-bench-host: bin/main.go.wasm
+# Each request benchmark runs HOST_COUNT times, each part five: the report keeps
+# the least costly run, the one others on a shared machine disturbed least.
+HOST_COUNT ?= 2
+# The -bench pattern is the one the report names (tools/benchreport's HostBenchPattern).
+HOST_BENCH = go test -run '^$$' -bench 'QueuePage|Arrival|SnapshotPoll|Forwarded|Floor' -benchtime $(HOST_REQUESTS)x -count $(HOST_COUNT) -timeout 60m ./suites/e2e
+HOST_GUESTS = WASM=$(CURDIR)/bin/main.$(1).wasm FLOOR_FORWARD_WASM=$(CURDIR)/bin/floor-forward.$(1).wasm FLOOR_PAGE_WASM=$(CURDIR)/bin/floor-page.$(1).wasm
+HOST_PARTS = -run '^$$' -benchmem -count 5 -bench 'LoadSettings|Verify|QueuePage|LogLine' ./edge ./queue
+bench-host: bin/main.go.wasm bin/floor-forward.go.wasm bin/floor-page.go.wasm $(WAZERO)
 	@mkdir -p bin/bench && date +%s > bin/bench/host-started
 	@rm -f bin/bench/host-tinygo-flags bin/bench/host-missing
-	cd tools && WASM=$(CURDIR)/bin/main.go.wasm $(HOST_BENCH) | tee ../bin/bench/host-go.txt
+	cd tools && $(call HOST_GUESTS,go) $(HOST_BENCH) | tee ../bin/bench/host-go.txt
+	PATH="$(CURDIR)/bin:$$PATH" GOOS=wasip1 GOARCH=wasm GOWASIRUNTIME=wazero go test -tags nofastlyhostcalls \
+		-exec "$$(go env GOROOT)/lib/wasm/go_wasip1_wasm_exec" $(HOST_PARTS) | tee bin/bench/host-parts-go.txt
 	@if why=$$(tools/build-wasm check-tinygo 2>&1); then \
-		$(MAKE) bin/main.tinygo.wasm && \
-		(cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm $(HOST_BENCH)) | tee bin/bench/host-tinygo.txt && \
-		echo "-tinygo-host ../bin/bench/host-tinygo.txt -tinygo-version $$(tools/build-wasm run-tinygo version | sed -n 's/^tinygo version \([^ ]*\).*/\1/p')" > bin/bench/host-tinygo-flags; \
+		$(MAKE) bin/main.tinygo.wasm bin/floor-forward.tinygo.wasm bin/floor-page.tinygo.wasm && \
+		(cd tools && $(call HOST_GUESTS,tinygo) $(HOST_BENCH)) | tee bin/bench/host-tinygo.txt && \
+		$(TINYGO_TEST) $(HOST_PARTS) | tee bin/bench/host-parts-tinygo.txt && \
+		echo "-tinygo-host ../bin/bench/host-tinygo.txt -tinygo-parts ../bin/bench/host-parts-tinygo.txt -tinygo-version $$(tools/build-wasm run-tinygo version | sed -n 's/^tinygo version \([^ ]*\).*/\1/p')" > bin/bench/host-tinygo-flags; \
 	else echo "bench-host: $$why: the TinyGo build is not measured"; echo "TinyGo ($$why)" > bin/bench/host-missing; fi
-	cd tools && go run ./cmd/bench -host-only -started $$(cat ../bin/bench/host-started) -host ../bin/bench/host-go.txt $$(cat ../bin/bench/host-tinygo-flags 2>/dev/null) \
-		-host-requests $(HOST_REQUESTS) -missing "$$(cat ../bin/bench/host-missing 2>/dev/null)" -out ../$(BENCH_OUT) -command "make bench-host"
+	cd tools && go run ./cmd/bench -host-only -started $$(cat ../bin/bench/host-started) -host ../bin/bench/host-go.txt -parts ../bin/bench/host-parts-go.txt $$(cat ../bin/bench/host-tinygo-flags 2>/dev/null) \
+		-host-requests $(HOST_REQUESTS) -host-count $(HOST_COUNT) -missing "$$(cat ../bin/bench/host-missing 2>/dev/null)" -out ../$(BENCH_OUT) -command "make bench-host"
 
 # The figures the docs quote (BENCHMARKS.md, "Figures the docs quote"): the size of
 # each build's module and the Fastly CLI version tools/fastlycli installs. TinyGo's

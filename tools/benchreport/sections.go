@@ -35,6 +35,7 @@ var sectionOwners = []struct{ name, target string }{
 	{"pops-large", "bench-pops-large"},
 	{"end-to-end", "bench"},
 	{"reuse", "bench-host"},
+	{"floor", "bench-host"},
 	{"figures", "figures"},
 	{"hot-paths", "bench"},
 }

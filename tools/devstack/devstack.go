@@ -61,6 +61,9 @@ type Options struct {
 	// Stack.OriginRequests: a test that must know what reached the
 	// origin sets it (make serve does not, so its memory stays flat).
 	RecordOrigin bool
+	// GuestCPU has each host add up its instances' CPU time
+	// (fastlyhost.Options.GuestCPU), for a benchmark.
+	GuestCPU bool
 }
 
 // POP is one running host, one point of presence.
@@ -257,7 +260,7 @@ func (s *Stack) start(ctx context.Context, o Options) error {
 		if err != nil {
 			return err
 		}
-		host, err := fastlyhost.New(ctx, wasm, m, fastlyhost.Options{CacheDir: o.CacheDir, Timeout: o.Timeout, Log: o.Log, LogEndpoints: o.LogEndpoints, POP: name})
+		host, err := fastlyhost.New(ctx, wasm, m, fastlyhost.Options{CacheDir: o.CacheDir, Timeout: o.Timeout, Log: o.Log, LogEndpoints: o.LogEndpoints, POP: name, GuestCPU: o.GuestCPU})
 		if err != nil {
 			return err
 		}

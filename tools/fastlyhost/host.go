@@ -61,6 +61,10 @@ type Options struct {
 	// reads in FASTLY_POP; default Viceroy's XXX. Each Host is its own
 	// POP, with its own cache (cache.go).
 	POP string
+	// GuestCPU clocks every instance's CPU time, as for get_vcpu_ms, and
+	// adds it up for Host.GuestCPU. A benchmark sets it: it costs a
+	// thread per instance.
+	GuestCPU bool
 }
 
 // Host serves HTTP by running the guest once per request.
@@ -89,10 +93,19 @@ type Host struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	running   sync.WaitGroup
+	// live counts the same instances, for Host.Live.
+	live atomic.Int64
 
 	// measuresCPU is set when the module imports get_vcpu_ms, whose
 	// clock instantiate then starts (runtime.go).
 	measuresCPU bool
+	// sumsCPU is Options.GuestCPU; guestCPU adds up the CPU time of the
+	// instances that ended.
+	sumsCPU  bool
+	guestCPU atomic.Int64
+	// calls counts the guests' calls of each fastly import, by
+	// "module.name" (set up by bindImports, read-only after).
+	calls map[string]*atomic.Uint64
 
 	sharedMu sync.Mutex
 	shared   map[string]any   // see shared in handles.go
@@ -137,7 +150,7 @@ func New(ctx context.Context, wasm []byte, m *Manifest, o Options) (*Host, error
 		o.Log.Printf("fastlyhost: %s is accepted, as Viceroy accepts it, but not implemented here", setting)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
-	h := &Host{rt: rt, manifest: m, log: o.Log, endpoints: o.LogEndpoints, timeout: o.Timeout, closing: make(chan struct{}), clock: o.Clock, pop: o.POP,
+	h := &Host{rt: rt, manifest: m, log: o.Log, endpoints: o.LogEndpoints, timeout: o.Timeout, closing: make(chan struct{}), clock: o.Clock, pop: o.POP, sumsCPU: o.GuestCPU,
 		client: &http.Client{
 			Transport:     &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: false},
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -163,6 +176,7 @@ func New(ctx context.Context, wasm []byte, m *Manifest, o Options) (*Host, error
 func (h *Host) bindImports(ctx context.Context) error {
 	builders := map[string]wazero.HostModuleBuilder{}
 	seen := map[string]bool{}
+	h.calls = map[string]*atomic.Uint64{}
 	for _, fn := range h.compiled.ImportedFunctions() {
 		module, name, _ := fn.Import()
 		if !strings.HasPrefix(module, "fastly") || seen[module+"."+name] {
@@ -183,7 +197,10 @@ func (h *Host) bindImports(ctx context.Context) error {
 		}
 		results := len(fn.ResultTypes())
 		params := fn.ParamTypes()
+		calls := &atomic.Uint64{}
+		h.calls[module+"."+name] = calls
 		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
+			calls.Add(1)
 			// An i32 arrives in the low half of a stack slot; the high half
 			// is not guaranteed to be zero.
 			for i, t := range params {
@@ -330,12 +347,17 @@ func (h *Host) instantiate(sb *sandbox, argv []string, stdout, stderr io.Writer)
 	// for ease of testing.
 	cfg = cfg.WithEnv("FASTLY_TRACE_ID", fmt.Sprintf("%032x", sb.id))
 	ctx := context.WithValue(context.WithValue(sb.ctx, stateKey{}, sb.state), sandboxKey{}, sb)
-	if h.measuresCPU {
+	if h.measuresCPU || h.sumsCPU {
 		// Pinning the instance to a thread costs a thread per instance,
-		// so only a module that can ask for get_vcpu_ms pays it.
+		// so only a module that can ask for get_vcpu_ms, or a host asked
+		// to add up its instances' CPU, pays it.
 		var unpin func()
 		ctx, unpin = withGuestCPU(ctx)
 		defer unpin()
+		if h.sumsCPU {
+			c := ctx.Value(guestCPUKey{}).(*guestCPU)
+			defer func() { h.guestCPU.Add(int64(c.used())) }()
+		}
 	}
 	mod, err := h.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, memoryAllocator), h.compiled, cfg)
 	if mod != nil {

@@ -311,8 +311,10 @@ func (h *Host) spawn(d *downstream) {
 	h.sandboxes.Add(1)
 	sb := h.newSandbox(context.Background(), d, h.timeout)
 	h.running.Add(1)
+	h.live.Add(1)
 	go func() {
 		defer h.running.Done()
+		defer h.live.Add(-1)
 		out := &lineWriter{log: h.log}
 		sb.run([]string{"main.wasm"}, out, out)
 		out.Flush()

@@ -1,10 +1,14 @@
 package fastlyhost
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -120,5 +124,46 @@ func waitForLog(t *testing.T, logs *syncBuffer, line string) {
 		if time.Since(start) > time.Minute {
 			t.Fatalf("no %q in the log: %s", line, logs)
 		}
+	}
+}
+
+// TestGuestCPU: a host asked to clock its instances adds up the CPU time
+// of each one that ended (its start and its request here), no more than
+// the time it lived; a host not asked counts none. Both count the guest's
+// calls.
+func TestGuestCPU(t *testing.T) {
+	wasm, err := serveManyWasm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, clocked := range []bool{true, false} {
+		h, err := New(context.Background(), wasm, &Manifest{}, Options{Timeout: time.Minute, GuestCPU: clocked,
+			Log: log.New(io.Discard, "", 0), CacheDir: filepath.Join(os.TempDir(), "fastlyhost-test-cache")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		began := time.Now()
+		// The sandbox waits 10 ms for another request, then ends.
+		serve(t, srv, "/?next_timeout=10ms", "")
+		for deadline := time.Now().Add(10 * time.Second); h.Live() > 0; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d instances still live", h.Live())
+			}
+		}
+		lived := time.Since(began)
+		switch cpu := h.GuestCPU(); {
+		case clocked && (cpu <= 0 || cpu > lived):
+			t.Errorf("guest CPU %v for an instance that lived %v", cpu, lived)
+		case !clocked && cpu != 0:
+			t.Errorf("guest CPU %v, from a host not asked to clock it", cpu)
+		}
+		// One request: the guest took it (the first comes with the
+		// instance) and waited once for another.
+		if calls := h.HostCalls(); calls["fastly_http_downstream.next_request"] != 1 || calls["fastly_http_resp.send_downstream"] != 1 {
+			t.Errorf("host calls %v", calls)
+		}
+		srv.Close()
+		h.Close(context.Background())
 	}
 }

@@ -13,7 +13,8 @@
 // heartbeat's utilisation (make bench-heartbeat), -pops-only the cost of
 // waiting with a snapshot of the line per POP at -visitors, or -large
 // (make bench-pops, bench-pops-large), -host-only fresh against reused
-// sandboxes from tools/suites/e2e's request benchmarks (make bench-host),
+// sandboxes, and each request against its floor, from tools/suites/e2e's
+// request benchmarks and the parts of a request (make bench-host),
 // and -figures-only the module sizes and the Fastly CLI's version the docs
 // quote (make figures).
 //
@@ -24,7 +25,7 @@
 //	go run ./cmd/bench -fairness-only -out ../BENCHMARKS.md -command "make bench-fairness"
 //	go run ./cmd/bench -heartbeat-only -out ../BENCHMARKS.md -command "make bench-heartbeat"
 //	go run ./cmd/bench -pops-only [-large] -out ../BENCHMARKS.md -command "make bench-pops"
-//	go run ./cmd/bench -host-only -host go.txt [-tinygo-host tinygo.txt -tinygo-version 0.33.0] -host-requests 300 -out ../BENCHMARKS.md -command "make bench-host"
+//	go run ./cmd/bench -host-only -host go.txt -parts parts-go.txt [-tinygo-host tinygo.txt -tinygo-parts parts-tinygo.txt -tinygo-version 0.33.0] -host-requests 300 -out ../BENCHMARKS.md -command "make bench-host"
 //	go run ./cmd/bench -figures-only -wasm ../bin/main.go.wasm [-tinygo-wasm ../bin/main.tinygo.wasm -tinygo-version 0.33.0] -out ../BENCHMARKS.md -command "make figures"
 package main
 
@@ -78,6 +79,7 @@ type options struct {
 	// (cliPackage).
 	hostOnly, figuresOnly bool
 	hostRequests          int
+	hostCount             int
 }
 
 // drawTest is a chi-square test of the draw: package draw's order over
@@ -92,9 +94,10 @@ type drawTest struct {
 // draws, each a few dozen calls.
 var drawTests = []drawTest{{tickets: 10, draws: 100000}, {tickets: 100, draws: 100000}, {tickets: 10, draws: 1000, store: true}}
 
-// build names one compiler's wasm, its hot paths' benchmark output and
-// its request benchmarks' output in the local host.
-type build struct{ name, version, wasm, hotpaths, host string }
+// build names one compiler's wasm, its hot paths' benchmark output, its
+// request benchmarks' output in the local host and the output of the
+// parts of a request (make bench-host's hot paths).
+type build struct{ name, version, wasm, hotpaths, host, parts string }
 
 func main() {
 	var o options
@@ -119,10 +122,13 @@ func main() {
 	flag.BoolVar(&o.fairnessOnly, "fairness-only", false, "measure only the fairness and rewrite its section of -out")
 	flag.BoolVar(&o.heartbeatOnly, "heartbeat-only", false, "play only the heartbeat's rooms and rewrite its section of -out")
 	flag.BoolVar(&o.popsOnly, "pops-only", false, "play only the POPs' snapshot (and today's edge and the models) and rewrite its section of -out")
-	flag.BoolVar(&o.hostOnly, "host-only", false, "write only the reusable sandboxes' section of -out from -host and -tinygo-host")
+	flag.BoolVar(&o.hostOnly, "host-only", false, "write only the reusable sandboxes' and the floor's sections of -out from -host, -tinygo-host, -parts and -tinygo-parts")
 	flag.StringVar(&goBuild.host, "host", "", "`file` holding tools/suites/e2e's request benchmarks against the Go build")
 	flag.StringVar(&tinygo.host, "tinygo-host", "", "`file` holding them against the TinyGo build")
+	flag.StringVar(&goBuild.parts, "parts", "", "`file` holding the parts of a request's benchmarks compiled to wasm by Go, for the floor's section")
+	flag.StringVar(&tinygo.parts, "tinygo-parts", "", "`file` holding them under tinygo test")
 	flag.IntVar(&o.hostRequests, "host-requests", 0, "the requests of each request benchmark (-benchtime), for the report")
+	flag.IntVar(&o.hostCount, "host-count", 1, "the runs of each request benchmark (-count), for the report")
 	flag.BoolVar(&o.figuresOnly, "figures-only", false, "write only the figures' section of -out: the size of -wasm and -tinygo-wasm and the CLI's version")
 	flag.StringVar(&o.cliPackage, "cli-package", "fastlycli/package.json", "the package.json that installs the Fastly CLI")
 	flag.StringVar(&o.cacheDir, "cache", filepath.Join(os.TempDir(), "fastlyhost-bench-cache"), "compiled-code cache of the host")
@@ -394,13 +400,13 @@ func rewrite(o options, name, target string, section func(benchreport.Results) s
 	return nil
 }
 
-// runHost reads the local host's request benchmarks of each build (run
-// beforehand by make bench-host) and rewrites the reusable sandboxes'
-// section of o.out.
+// runHost reads the local host's request benchmarks of each build and the
+// parts of a request (run beforehand by make bench-host) and rewrites the
+// reusable sandboxes' and the floor's sections of o.out.
 func runHost(_ context.Context, o options) error {
 	var hosts []benchreport.HostBench
-	return rewrite(o, "reuse", "bench-host", func(res benchreport.Results) string {
-		return benchreport.ReuseSection(res, hosts, o.hostRequests, time.Since(o.began), o.missing)
+	err := rewrite(o, "reuse", "bench-host", func(res benchreport.Results) string {
+		return benchreport.ReuseSection(res, hosts, o.hostRequests, o.hostCount, time.Since(o.began), o.missing)
 	}, func(*benchreport.Results) error {
 		for _, b := range o.builds {
 			if b.host == "" {
@@ -415,10 +421,28 @@ func runHost(_ context.Context, o options) error {
 			if err != nil {
 				return fmt.Errorf("%s: %s: %w", b.name, b.host, err)
 			}
-			hosts = append(hosts, benchreport.HostBench{Build: b.name, Toolchain: b.version, Results: m})
+			hb := benchreport.HostBench{Build: b.name, Toolchain: b.version, Results: m}
+			if b.parts != "" {
+				f, err := os.Open(b.parts)
+				if err != nil {
+					return fmt.Errorf("%s: %w", b.name, err)
+				}
+				hb.Parts, err = benchreport.ParseGoBench(f)
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("%s: %s: %w", b.name, b.parts, err)
+				}
+			}
+			hosts = append(hosts, hb)
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return rewrite(o, "floor", "bench-host", func(res benchreport.Results) string {
+		return benchreport.FloorSection(res, hosts, o.hostRequests, o.hostCount, time.Since(o.began), o.missing)
+	}, func(*benchreport.Results) error { return nil })
 }
 
 // runFigures measures each build's module and reads the Fastly CLI's

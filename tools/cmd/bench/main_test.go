@@ -174,14 +174,23 @@ func TestRunFairness(t *testing.T) {
 // rewritten runs a command that rewrites the named section, under
 // heading, in a report where it stands between two others, and returns
 // the report after checking that only the section changed.
-func rewritten(t *testing.T, name, heading, command string, run func(o options) error) string {
+func rewritten(t *testing.T, name, heading, command string, run func(o options) error, also ...[2]string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "BENCHMARKS.md")
 	head := "<!-- section flash-crowd: written by make bench -->\n## Before\n\nx\n<!-- end section flash-crowd -->\n\n"
 	tail := "\n<!-- section end-to-end: written by make bench -->\n## End to end\n\nrest\n<!-- end section end-to-end -->\n"
-	begin := "<!-- section " + name + ": written by make " + strings.TrimPrefix(command, "make ") + " -->\n"
-	end := "<!-- end section " + name + " -->\n"
-	if err := os.WriteFile(out, []byte(head+begin+heading+"\n\nold numbers\n"+end+tail), 0o644); err != nil {
+	// also names the other sections (name, heading) the run rewrites, each
+	// standing after the first.
+	var begin, end, sections string
+	for i, s := range append([][2]string{{name, heading}}, also...) {
+		b := "<!-- section " + s[0] + ": written by make " + strings.TrimPrefix(command, "make ") + " -->\n"
+		end = "<!-- end section " + s[0] + " -->\n"
+		if i == 0 {
+			begin = b
+		}
+		sections += b + s[1] + "\n\nold numbers\n" + end
+	}
+	if err := os.WriteFile(out, []byte(head+sections+tail), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := run(options{out: out, command: command, began: time.Now()}); err != nil {
@@ -198,24 +207,31 @@ func rewritten(t *testing.T, name, heading, command string, run func(o options) 
 	return md
 }
 
-// TestRunHost writes the reusable sandboxes' section from the request
-// benchmarks' output of two builds.
+// TestRunHost writes the reusable sandboxes' and the floor's sections
+// from the request benchmarks' output and the parts' of a build.
 func TestRunHost(t *testing.T) {
 	dir := t.TempDir()
 	goOut := "goos: linux\nBenchmarkQueuePage/fresh-2  \t      12\t  40000000 ns/op\t        37.20 cpu-ms/req\t        37.20 cpu-ms/req1\t        69.40 p50-ms\t       346.9 p99-ms\t         1.000 sandboxes/req\n" +
-		"BenchmarkQueuePage/reused-2 \t      12\t  12000000 ns/op\t        12.70 cpu-ms/req\t        33.00 cpu-ms/req1\t         8.40 cpu-ms/req2\t         8.50 cpu-ms/req3\t         8.60 cpu-ms/req4\t         9.00 cpu-ms/req5\t         8.50 cpu-ms/req6\t        10.80 p50-ms\t        81.00 p99-ms\t         0.1667 sandboxes/req\n"
-	if err := os.WriteFile(filepath.Join(dir, "go.txt"), []byte(goOut), 0o644); err != nil {
-		t.Fatal(err)
+		"BenchmarkQueuePage/reused-2 \t      12\t  12000000 ns/op\t        12.70 cpu-ms/req\t        33.00 cpu-ms/req1\t         8.40 cpu-ms/req2\t         8.50 cpu-ms/req3\t         8.60 cpu-ms/req4\t         9.00 cpu-ms/req5\t         8.50 cpu-ms/req6\t        10.80 p50-ms\t        81.00 p99-ms\t         0.1667 sandboxes/req\n" +
+		"BenchmarkForwarded/reused-2 \t      12\t  12000000 ns/op\t        6.00 guest-ms/req\t        9.00 cpu-ms/req\t         0.2 sandboxes/req\n" +
+		"BenchmarkFloorForward/reused-2 \t      12\t  12000000 ns/op\t        4.00 guest-ms/req\t        6.00 cpu-ms/req\t         0.2 sandboxes/req\n"
+	parts := "pkg: x/edge\nBenchmarkLoadSettings \t 100 \t 300000 ns/op \t 12200 B/op \t 135 allocs/op\n"
+	for name, text := range map[string]string{"go.txt": goOut, "parts.txt": parts} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	md := rewritten(t, "reuse", benchreport.ReuseHeading, "make bench-host", func(o options) error {
-		o.builds, o.hostRequests = []build{{name: "Go", version: "go1.x", host: filepath.Join(dir, "go.txt")}}, 12
+		o.builds, o.hostRequests, o.hostCount = []build{{name: "Go", version: "go1.x", host: filepath.Join(dir, "go.txt"), parts: filepath.Join(dir, "parts.txt")}}, 12, 1
 		o.missing = "TinyGo (not installed)"
 		return runHost(context.Background(), o)
-	})
+	}, [2]string{"floor", benchreport.FloorHeading})
 	for _, want := range []string{
 		"| queue page | Go (go1.x) | fresh | 37.2 ms | 37.2 ms |  |  |  | 1.00 | 69.4 ms | 346.9 ms |",
 		"| queue page | Go (go1.x) | reused | 12.7 ms | 33.0 ms | 8.4 ms | 8.5 ms | 8.5 ms to 9.0 ms | 0.17 | 10.8 ms | 81.0 ms |",
-		"-benchtime 12x ./suites/e2e", "**Not measured: TinyGo (not installed).**",
+		"-benchtime 12x -count 1 ./suites/e2e", "**Not measured: TinyGo (not installed).**",
+		"| admitted (forwarded to the origin) | Go (go1.x) | reused | 6.00 ms | 4.00 ms | 1.50× | ≤ 1.2×: goal missed |",
+		"| parsing settings (the config store's values, five rooms) | Go (go1.x) | 300 µs | 15.0% |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the section lacks %q:\n%s", want, md)

@@ -60,9 +60,16 @@ func startRoom(t testing.TB, timeout time.Duration, room string) *env {
 // further. The env's keys are nil when adjust broke the key set.
 func startStack(t testing.TB, timeout time.Duration, room string, adjust func(*fastlyhost.Manifest), pops ...string) *env {
 	t.Helper()
+	return startStackWith(t, timeout, room, adjust, func(o *devstack.Options) { o.POPs = pops })
+}
+
+// startStackWith is startStack with set changing the stack's options
+// (the wasm it runs, the POPs...) before it starts.
+func startStackWith(t testing.TB, timeout time.Duration, room string, adjust func(*fastlyhost.Manifest), set func(*devstack.Options)) *env {
+	t.Helper()
 	logs := &devstack.LogBuffer{}
 	o := devstack.ForTest(logs, 20*time.Second)
-	o.POPs = pops
+	set(&o)
 	o.RecordOrigin = true
 	o.Adjust = func(m *fastlyhost.Manifest) {
 		devstack.SetRooms(m, timeout, [2]string{"shop", room})
