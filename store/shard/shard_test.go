@@ -209,9 +209,9 @@ func TestRouting(t *testing.T) {
 		}, []string{"db0 audit shop 0/0"}},
 	}
 	answers := map[string]string{
-		"join goes to the arrival's shard":              fmt.Sprint(Of(arrival, 4)),
-		"an invite's arrivals go to the invite's shard": fmt.Sprint(Of("inv7", 4)),
-		"poll goes to the ticket's shard":               "3",
+		"join goes to the arrival's shard":                        fmt.Sprint(Of(arrival, 4)),
+		"an invite's arrivals go to the invite's shard":           fmt.Sprint(Of("inv7", 4)),
+		"poll goes to the ticket's shard":                         "3",
 		"a ticket of a shard the room lost is lost, with no call": "true",
 		"a session of a lost shard is over":                       "false",
 		"admit n is split":                                        fmt.Sprint(10 + 11 + 12 + 13),
