@@ -25,5 +25,11 @@ func (q *request) operator() (*control.Operator, *queue.KeySet, error) {
 // whose line it changed.
 func (q *request) acted(e store.AuditEntry) {
 	q.logAction(e)
-	q.changed(e.Room)
+	shards := 1
+	for _, r := range q.settings.Rooms {
+		if r.Name == e.Room {
+			shards = r.Shards
+		}
+	}
+	q.changed(e.Room, shards)
 }

@@ -221,6 +221,10 @@ var Room = [...]Setting{
 	{Name: "priority_share", Kind: Number, Default: 0.2, Min: 0, Max: 0.9, Ranged: true, Off: "no priority lane or invites",
 		Doc: "The largest share of admissions the priority lane (invited visitors) takes while others wait."},
 	{Name: "events", Kind: List, Doc: "Scheduled sales (the event settings below), in any order; they may not overlap."},
+	// One shard's calls are what one database core takes; beyond that
+	// a room runs as several lines (package store/shard).
+	{Name: "shards", Kind: Int, Default: 1, Min: 1, Max: 64, Ranged: true, Unit: "shards",
+		Doc: "How many lines (shards) the room runs as, each with its share of the rate and capacity, for crowds one database core cannot serve (docs/rooms.md)."},
 	// How the pages look (queue.Look).
 	{Name: "language", Kind: Text, DefaultText: "en", Choices: "en|de|fr|es|ja|pt",
 		Doc: "The pages' language when the browser asks for none the room speaks."},
