@@ -15,6 +15,7 @@ import (
 
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/store"
+	"github.com/edgequeue/waitingroom/store/shard"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
 
@@ -116,9 +117,31 @@ func (q *request) keys() (*queue.KeySet, error) {
 	return keys, nil
 }
 
-// store is the line's store, calls counted into the request's log line
-// when it has one.
-func (q *request) store() (*store.Upstash, error) {
+// store is the rooms' store: each room's shards (package store/shard)
+// over the database, calls counted into the request's log line when it
+// has one.
+func (q *request) store() (*shard.Store, error) {
+	db, err := q.database()
+	if err != nil {
+		return nil, err
+	}
+	return &shard.Store{Backends: []shard.Backend{db}, Shards: q.shardsOf}, nil
+}
+
+// shardsOf is how many shards the configured room runs as (1 for a room
+// not configured).
+func (q *request) shardsOf(room string) int {
+	for _, r := range q.settings.Rooms {
+		if r.Name == room {
+			return max(r.Shards, 1)
+		}
+	}
+	return 1
+}
+
+// database is the Upstash database of the config, calls counted into the
+// request's log line when it has one.
+func (q *request) database() (*store.Upstash, error) {
 	url := q.settings.UpstashURL
 	switch {
 	case q.settings.UpstashUnset != nil:

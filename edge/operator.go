@@ -25,11 +25,5 @@ func (q *request) operator() (*control.Operator, *queue.KeySet, error) {
 // whose line it changed.
 func (q *request) acted(e store.AuditEntry) {
 	q.logAction(e)
-	shards := 1
-	for _, r := range q.settings.Rooms {
-		if r.Name == e.Room {
-			shards = r.Shards
-		}
-	}
-	q.changed(e.Room, shards)
+	q.changed(e.Room, q.shardsOf(e.Room))
 }

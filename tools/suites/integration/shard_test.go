@@ -1,0 +1,269 @@
+package integration
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgequeue/waitingroom/control"
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/store"
+	"github.com/edgequeue/waitingroom/store/shard"
+	"github.com/edgequeue/waitingroom/tools/native"
+)
+
+// shardedRoom is a room of four shards over two real databases (shards 0
+// and 2 on the first, 1 and 3 on the second), as the edge builds it.
+func shardedRoom(t *testing.T, capacity int) (*shard.Store, []*store.Upstash, *queue.Room) {
+	t.Helper()
+	db0, _ := newStore(t)
+	db1, _ := newStore(t)
+	r, err := queue.ParseRoom("big", []byte(fmt.Sprintf(`{"paths":["/"],"new_users_per_minute":300,"burst":4,"max_active_users":%d,`+
+		`"refresh":10,"inactivity_timeout":600,"session_duration":600,"shards":4}`, capacity)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &shard.Store{Backends: []shard.Backend{db0, db1}, Shards: func(string) int { return r.Shards }}
+	return st, []*store.Upstash{db0, db1}, r
+}
+
+// shardLines reads each shard's line from its own database, apart from
+// package shard's sum.
+func shardLines(t *testing.T, dbs []*store.Upstash, r *queue.Room, now time.Time) []store.Line {
+	t.Helper()
+	var lines []store.Line
+	for i := 0; i < r.Shards; i++ {
+		p := r.Policy(now)
+		p.Shard = i
+		l, err := dbs[i%len(dbs)].Stats(ctx, shard.Name(r.Name, i), p, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+// TestShardedRoomOnTheRealStore: 600 visitors over four shards on two
+// databases. At every second, what each shard holds stays within its
+// share of the capacity, so the room within its capacity; every shard
+// admits; the operator's pause, limits and admit reach every shard, the
+// audit entry is on each, and the stats and history are the shards'
+// sums.
+func TestShardedRoomOnTheRealStore(t *testing.T) {
+	const capacity = 10
+	st, dbs, r := shardedRoom(t, capacity)
+	type visitor struct {
+		ticket  store.Ticket
+		session store.SessionRef
+		until   time.Time
+		done    bool
+	}
+	var visitors []*visitor
+	admitted := make([]int, r.Shards)
+	now := t0
+	step := func(arrivals int) {
+		p := r.Policy(now)
+		for i := 0; i < arrivals; i++ {
+			id := fmt.Sprintf("arrival-%04d", len(visitors))
+			pl, err := st.Join(ctx, r.Name, p, id, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pl.Shard != shard.Of(id, r.Shards) {
+				t.Fatalf("%s joined shard %d, want %d", id, pl.Shard, shard.Of(id, r.Shards))
+			}
+			v := &visitor{ticket: store.Ticket{Number: pl.Ticket, Epoch: pl.Line.Epoch, Shard: pl.Shard}}
+			if pl.Outcome == store.Admitted {
+				v.session, v.until = store.SessionRef{ID: pl.Session, Epoch: pl.Line.Epoch, Shard: pl.Shard}, now.Add(3*time.Second)
+				admitted[pl.Shard]++
+			}
+			visitors = append(visitors, v)
+		}
+		for _, v := range visitors {
+			switch {
+			case v.done:
+			case v.session.ID != "" && !now.Before(v.until):
+				if _, err := st.End(ctx, r.Name, p, v.session, now); err != nil {
+					t.Fatal(err)
+				}
+				v.done = true
+			case v.session.ID == "" && now.Unix()%2 == v.ticket.Number%2:
+				pl, err := st.Poll(ctx, r.Name, p, v.ticket, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if pl.Shard != v.ticket.Shard {
+					t.Fatalf("ticket of shard %d polled in shard %d", v.ticket.Shard, pl.Shard)
+				}
+				switch pl.Outcome {
+				case store.Admitted:
+					v.session, v.until = store.SessionRef{ID: pl.Session, Epoch: pl.Line.Epoch, Shard: pl.Shard}, now.Add(3*time.Second)
+					admitted[pl.Shard]++
+				case store.Lost:
+					t.Fatalf("ticket %+v lost its place", v.ticket)
+				}
+			}
+		}
+	}
+	// held checks every shard against its share, and the room against the
+	// capacity, from each shard's own database, and the sum package shard
+	// reads against them.
+	held := func(capacity int) {
+		t.Helper()
+		var sum int64
+		for i, l := range shardLines(t, dbs, r, now) {
+			share := shard.Split(int64(capacity), i, r.Shards)
+			if l.Active+l.Called > share {
+				t.Fatalf("%v: shard %d holds %d+%d, over its share %d of %d", now.Sub(t0), i, l.Active, l.Called, share, capacity)
+			}
+			sum += l.Active + l.Called
+		}
+		if sum > int64(capacity) {
+			t.Fatalf("%v: the shards hold %d, over the capacity %d", now.Sub(t0), sum, capacity)
+		}
+		l, err := st.Stats(ctx, r.Name, r.Policy(now), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Active+l.Called != sum {
+			t.Fatalf("%v: stats say %d held, the shards %d", now.Sub(t0), l.Active+l.Called, sum)
+		}
+	}
+	for s := 0; s < 60; s++ {
+		step(10)
+		held(capacity)
+		now = now.Add(time.Second)
+	}
+	for i, n := range admitted {
+		if n == 0 {
+			t.Fatalf("shard %d admitted nobody in a minute: %v", i, admitted)
+		}
+	}
+	t.Logf("admitted per shard in the first minute: %v", admitted)
+
+	// The operator, through package control as the panel and the API.
+	o := &control.Operator{Rooms: []*queue.Room{r}, Store: st, Now: now}
+	who := store.Actor{Via: "api", Client: "ab"}
+	if _, err := o.Control(ctx, r.Name, store.Pause, who); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.SetLimits(ctx, r.Name, control.Limits{MaxActiveUsers: intp(2 * capacity)}, who); err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range shardLines(t, dbs, r, now) {
+		if !l.Paused || l.Overrides.Capacity == nil || *l.Overrides.Capacity != 2*capacity {
+			t.Fatalf("shard %d after pause and limits: paused %v, capacity override %v", i, l.Paused, l.Overrides.Capacity)
+		}
+	}
+	before, err := st.Stats(ctx, r.Name, r.Policy(now), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := 0; s < 10; s++ {
+		step(0)
+		now = now.Add(time.Second)
+	}
+	after, err := st.Stats(ctx, r.Name, r.Policy(now), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Admitted != before.Admitted {
+		t.Fatalf("paused, the shards called %d", after.Admitted-before.Admitted)
+	}
+	o.Now = now
+	if _, err := o.Control(ctx, r.Name, store.Resume, who); err != nil {
+		t.Fatal(err)
+	}
+	for s := 0; s < 30; s++ {
+		step(2)
+		held(2 * capacity)
+		now = now.Add(time.Second)
+	}
+	// Admit 6: 2, 2, 1 and 1.
+	perShard := shardLines(t, dbs, r, now)
+	o.Now = now
+	line, err := o.Admit(ctx, r.Name, 6, who)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line.CalledNow != 6 {
+		t.Fatalf("admit 6 called %d", line.CalledNow)
+	}
+	for i, l := range shardLines(t, dbs, r, now) {
+		if got, want := l.Admitted-perShard[i].Admitted, shard.Split(6, i, r.Shards); got != want {
+			t.Errorf("shard %d called %d of admit 6, want %d", i, got, want)
+		}
+	}
+	// Every shard keeps the entry; shard 0's log is the room's.
+	for i := 0; i < r.Shards; i++ {
+		pages, err := dbs[i%2].Audit(ctx, []store.AuditRead{{Room: shard.Name(r.Name, i), Limit: 10}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ops []string
+		for _, e := range pages[0] {
+			ops = append(ops, e.Action)
+		}
+		if strings.Join(ops, ",") != "admit,resume,limits,pause" {
+			t.Errorf("shard %d's audit log: %v", i, ops)
+		}
+	}
+	page, err := o.Audit(ctx, "", 10)
+	if err != nil || len(page.Entries) != 4 {
+		t.Fatalf("the room's audit log: %+v, %v; want its 4 entries once", page, err)
+	}
+	// Stats and history are the shards' sums.
+	s, err := o.Stats(ctx, r.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var issued int64
+	for _, l := range shardLines(t, dbs, r, now) {
+		issued += l.Issued
+	}
+	if s.Issued != int64(len(visitors)) || issued != s.Issued {
+		t.Fatalf("stats: %d issued, the shards %d, visitors %d", s.Issued, issued, len(visitors))
+	}
+	points, err := o.History(ctx, r.Name, 5*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var joins int64
+	for _, p := range points {
+		joins += p.Joins
+	}
+	if joins != int64(len(visitors)) {
+		t.Fatalf("history: %d joins, want %d", joins, len(visitors))
+	}
+}
+
+// TestShardDownIsNamed: with one database unreachable, the room's stats
+// fail naming the shard, and visitors of the other database's shards are
+// still served.
+func TestShardDownIsNamed(t *testing.T) {
+	st, _, r := shardedRoom(t, 10)
+	st.Backends[1] = &store.Upstash{URL: "http://127.0.0.1:1", Token: "x", Transport: native.Upstash{}, Timeout: time.Second}
+	_, err := st.Stats(ctx, r.Name, r.Policy(t0), t0)
+	if !errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), "shard 1 of 4") {
+		t.Fatalf("stats with shard 1's database down: %v", err)
+	}
+	served := 0
+	for i := 0; i < 20; i++ {
+		id := fmt.Sprintf("a%d", i)
+		_, err := st.Join(ctx, r.Name, r.Policy(t0), id, t0)
+		switch up := shard.Of(id, 4)%2 == 0; {
+		case up && err != nil:
+			t.Fatalf("join on shard %d (up): %v", shard.Of(id, 4), err)
+		case !up && !errors.Is(err, store.ErrUnavailable):
+			t.Fatalf("join on shard %d (down): %v", shard.Of(id, 4), err)
+		case up:
+			served++
+		}
+	}
+	if served == 0 {
+		t.Fatal("no arrival went to a shard that is up")
+	}
+}
