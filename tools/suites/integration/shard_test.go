@@ -21,7 +21,7 @@ func shardedRoom(t *testing.T, capacity int) (*shard.Store, []*store.Upstash, *q
 	db0, _ := newStore(t)
 	db1, _ := newStore(t)
 	r, err := queue.ParseRoom("big", []byte(fmt.Sprintf(`{"paths":["/"],"new_users_per_minute":300,"burst":4,"max_active_users":%d,`+
-		`"refresh":10,"inactivity_timeout":600,"session_duration":600,"shards":4}`, capacity)))
+		`"refresh":10,"inactivity_timeout":12,"session_duration":600,"shards":4}`, capacity)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,13 +144,14 @@ func TestShardedRoomOnTheRealStore(t *testing.T) {
 	}
 	t.Logf("admitted per shard in the first minute: %v", admitted)
 
-	// The operator, through package control as the panel and the API.
-	o := &control.Operator{Rooms: []*queue.Room{r}, Store: st, Now: now}
+	// The operator, through package control as the panel and the API:
+	// an Operator per request.
+	op := func() *control.Operator { return &control.Operator{Rooms: []*queue.Room{r}, Store: st, Now: now} }
 	who := store.Actor{Via: "api", Client: "ab"}
-	if _, err := o.Control(ctx, r.Name, store.Pause, who); err != nil {
+	if _, err := op().Control(ctx, r.Name, store.Pause, who); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := o.SetLimits(ctx, r.Name, control.Limits{MaxActiveUsers: intp(2 * capacity)}, who); err != nil {
+	if _, err := op().SetLimits(ctx, r.Name, control.Limits{MaxActiveUsers: intp(2 * capacity)}, who); err != nil {
 		t.Fatal(err)
 	}
 	for i, l := range shardLines(t, dbs, r, now) {
@@ -173,8 +174,7 @@ func TestShardedRoomOnTheRealStore(t *testing.T) {
 	if after.Admitted != before.Admitted {
 		t.Fatalf("paused, the shards called %d", after.Admitted-before.Admitted)
 	}
-	o.Now = now
-	if _, err := o.Control(ctx, r.Name, store.Resume, who); err != nil {
+	if _, err := op().Control(ctx, r.Name, store.Resume, who); err != nil {
 		t.Fatal(err)
 	}
 	for s := 0; s < 30; s++ {
@@ -184,8 +184,7 @@ func TestShardedRoomOnTheRealStore(t *testing.T) {
 	}
 	// Admit 6: 2, 2, 1 and 1.
 	perShard := shardLines(t, dbs, r, now)
-	o.Now = now
-	line, err := o.Admit(ctx, r.Name, 6, who)
+	line, err := op().Admit(ctx, r.Name, 6, who)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,12 +210,12 @@ func TestShardedRoomOnTheRealStore(t *testing.T) {
 			t.Errorf("shard %d's audit log: %v", i, ops)
 		}
 	}
-	page, err := o.Audit(ctx, "", 10)
+	page, err := op().Audit(ctx, "", 10)
 	if err != nil || len(page.Entries) != 4 {
 		t.Fatalf("the room's audit log: %+v, %v; want its 4 entries once", page, err)
 	}
 	// Stats and history are the shards' sums.
-	s, err := o.Stats(ctx, r.Name)
+	s, err := op().Stats(ctx, r.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +226,7 @@ func TestShardedRoomOnTheRealStore(t *testing.T) {
 	if s.Issued != int64(len(visitors)) || issued != s.Issued {
 		t.Fatalf("stats: %d issued, the shards %d, visitors %d", s.Issued, issued, len(visitors))
 	}
-	points, err := o.History(ctx, r.Name, 5*time.Minute)
+	points, err := op().History(ctx, r.Name, 5*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
