@@ -119,18 +119,19 @@ type Setting struct {
 
 // The config store's keys.
 const (
-	KeyRooms           = "rooms"
-	KeyRoomPrefix      = "room."
-	KeyAdminPath       = "admin_path"
-	KeyAPIPath         = "api_path"
-	KeyUpstashURL      = "upstash_url"
-	KeyStoreTimeout    = "store_timeout"
-	KeyHSTSMaxAge      = "hsts_max_age"
-	KeyBypass          = "bypass"
-	KeyLogEndpoint     = "log_endpoint"
-	KeyLogClientIP     = "log_client_ip"
-	KeySandboxRequests = "sandbox_requests"
-	KeySandboxLifetime = "sandbox_lifetime"
+	KeyRooms            = "rooms"
+	KeyRoomPrefix       = "room."
+	KeyAdminPath        = "admin_path"
+	KeyAPIPath          = "api_path"
+	KeyUpstashURL       = "upstash_url"
+	KeyUpstashDatabases = "upstash_databases"
+	KeyStoreTimeout     = "store_timeout"
+	KeyHSTSMaxAge       = "hsts_max_age"
+	KeyBypass           = "bypass"
+	KeyLogEndpoint      = "log_endpoint"
+	KeyLogClientIP      = "log_client_ip"
+	KeySandboxRequests  = "sandbox_requests"
+	KeySandboxLifetime  = "sandbox_lifetime"
 )
 
 // The defaults of the edge's own paths.
@@ -147,6 +148,8 @@ var Store = [...]Setting{
 	{Name: KeyAdminPath, Kind: Path, DefaultText: DefaultAdminPath, Doc: "Where the admin panel is served: a path below /, in normal form."},
 	{Name: KeyAPIPath, Kind: Path, DefaultText: DefaultAPIPath, Doc: "Where the admin API is served; off while it overlaps admin_path."},
 	{Name: KeyUpstashURL, Kind: URL, Doc: "The Upstash database's REST URL; unset, the upstash backend says where the database is."},
+	{Name: KeyUpstashDatabases, Kind: Int, Default: 1, Min: 1, Max: 64, Ranged: true, Unit: "databases",
+		Doc: "How many Upstash databases carry the sharded rooms: shard i of a room is in database i mod this; database j above 0 is the backend upstash_<j> with the secret upstash_token_<j>."},
 	{Name: KeyStoreTimeout, Kind: Duration, Fraction: true, Default: 1.5, Min: 0.05, Max: 30, Ranged: true, Unit: "seconds",
 		Doc: "How long a store call may take before the room's on_store_error policy applies."},
 	{Name: KeyHSTSMaxAge, Kind: Duration, Min: 0, Max: 63072000, Ranged: true, Unit: "seconds", Off: "off",

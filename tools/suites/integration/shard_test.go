@@ -1,17 +1,22 @@
 package integration
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgequeue/waitingroom/control"
+	"github.com/edgequeue/waitingroom/edge"
 	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/settings"
 	"github.com/edgequeue/waitingroom/store"
 	"github.com/edgequeue/waitingroom/store/shard"
 	"github.com/edgequeue/waitingroom/tools/native"
+	"github.com/edgequeue/waitingroom/tools/redistest"
 )
 
 // shardedRoom is a room of four shards over two real databases (shards 0
@@ -264,5 +269,65 @@ func TestShardDownIsNamed(t *testing.T) {
 	}
 	if served == 0 {
 		t.Fatal("no arrival went to a shard that is up")
+	}
+}
+
+// backend plays a Fastly backend that knows where its database is: the
+// edge addresses a database beyond the first by the backend's name
+// (edge.UpstashBackendURL), and the backend sends it to its database.
+type backend struct{ url string }
+
+func (b backend) RoundTrip(ctx context.Context, req store.Request) (store.Response, error) {
+	req.URL = b.url + strings.TrimPrefix(req.URL, edge.UpstashBackendURL)
+	return native.Upstash{}.RoundTrip(ctx, req)
+}
+
+// TestShardsOverTwoDatabasesAtTheEdge: with upstash_databases 2, the edge
+// keeps shards 0 and 2 of a room in the first database and 1 and 3 in the
+// second (the backend upstash_1, its token the secret upstash_token_1);
+// without that secret, the line is not set up, and the page says so.
+func TestShardsOverTwoDatabasesAtTheEdge(t *testing.T) {
+	e := newEnv(t)
+	second, url := redistest.Upstash(t)
+	e.databases = []string{url}
+	e.config[edge.KeyRooms] = "shop"
+	e.config[edge.KeyRoomPrefix+"shop"] = `{"hosts":["shop.test"],"paths":["/"],"new_users_per_minute":60,"burst":4,"max_active_users":8,"shards":4,"joins_per_ip_per_minute":0}`
+	e.config[settings.KeyUpstashDatabases] = "2"
+	e.secrets[edge.SecretUpstashTokenOf(1)] = redistest.Token
+	keys, err := queue.ParseKeySet(testKeySet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perShard := make([]int64, 4)
+	for i := 0; i < 24; i++ {
+		w := e.get(shop + "/")
+		p, err := keys.Verify("shop", pass(t, w), e.now)
+		if err != nil {
+			t.Fatalf("visitor %d: %d %s: %v", i, w.Code, w.Body, err)
+		}
+		perShard[p.Shard]++
+	}
+	dbs := []*store.Upstash{
+		{URL: e.config[edge.KeyUpstashURL], Token: redistest.Token, Transport: native.Upstash{}},
+		{URL: url, Token: redistest.Token, Transport: native.Upstash{}},
+	}
+	for i, want := range perShard {
+		p := store.Policy{Shards: 4, Shard: i, PerMinute: 60, Burst: 4, Capacity: 8}
+		for j, db := range dbs {
+			l, err := db.Stats(ctx, shard.Name("shop", i), p, e.now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := map[bool]int64{true: want}[j == i%2]; l.Issued != got {
+				t.Errorf("shard %d in database %d issued %d, want %d (arrivals per shard %v)", i, j, l.Issued, got, perShard)
+			}
+		}
+	}
+	if second.Stats().Requests == nil {
+		t.Fatal("the second database was never asked")
+	}
+	delete(e.secrets, edge.SecretUpstashTokenOf(1))
+	if w := e.get(shop + "/"); w.Code == http.StatusOK || !strings.Contains(w.Body.String(), edge.SecretUpstashTokenOf(1)) {
+		t.Fatalf("without upstash_token_1: %d %s", w.Code, w.Body)
 	}
 }
