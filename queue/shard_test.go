@@ -117,8 +117,8 @@ func TestShardsNeedPlaces(t *testing.T) {
 	}{
 		{`{"paths":["/"],"max_active_users":3,"shards":4}`, "max_active_users of at least 4"},
 		{`{"paths":["/"],"max_active_users":4,"shards":4}`, ""},
-		{`{"paths":["/"],"new_users_per_minute":60,"shards":64}`, ""},
-		{`{"paths":["/"],"new_users_per_minute":60,"shards":65}`, "shards"},
+		{`{"paths":["/"],"new_users_per_minute":60,"shards":8}`, ""},
+		{`{"paths":["/"],"new_users_per_minute":60,"shards":9}`, "shards"},
 		{`{"paths":["/"],"new_users_per_minute":60,"shards":2,"events":[{"name":"s","starts":"2030-01-01T00:00:00Z","ends":"2030-01-01T01:00:00Z"}]}`, "events"},
 	} {
 		r, err := ParseRoom("shop", []byte(tc.json))

@@ -148,7 +148,7 @@ var Store = [...]Setting{
 	{Name: KeyAdminPath, Kind: Path, DefaultText: DefaultAdminPath, Doc: "Where the admin panel is served: a path below /, in normal form."},
 	{Name: KeyAPIPath, Kind: Path, DefaultText: DefaultAPIPath, Doc: "Where the admin API is served; off while it overlaps admin_path."},
 	{Name: KeyUpstashURL, Kind: URL, Doc: "The Upstash database's REST URL; unset, the upstash backend says where the database is."},
-	{Name: KeyUpstashDatabases, Kind: Int, Default: 1, Min: 1, Max: 64, Ranged: true, Unit: "databases",
+	{Name: KeyUpstashDatabases, Kind: Int, Default: 1, Min: 1, Max: 8, Ranged: true, Unit: "databases",
 		Doc: "How many Upstash databases carry the sharded rooms: shard i of a room is in database i mod this; database j above 0 is the backend upstash_<j> with the secret upstash_token_<j>."},
 	{Name: KeyStoreTimeout, Kind: Duration, Fraction: true, Default: 1.5, Min: 0.05, Max: 30, Ranged: true, Unit: "seconds",
 		Doc: "How long a store call may take before the room's on_store_error policy applies."},
@@ -225,8 +225,12 @@ var Room = [...]Setting{
 		Doc: "The largest share of admissions the priority lane (invited visitors) takes while others wait."},
 	{Name: "events", Kind: List, Doc: "Scheduled sales (the event settings below), in any order; they may not overlap."},
 	// One shard's calls are what one database core takes; beyond that
-	// a room runs as several lines (package store/shard).
-	{Name: "shards", Kind: Int, Default: 1, Min: 1, Max: 64, Ranged: true, Unit: "shards",
+	// a room runs as several lines (package store/shard). An operator's
+	// action is a call per shard, and Fastly allows a request 32 backend
+	// requests: 8 shards keep a room's stats and history (16 calls, 24
+	// requests if every shard's database must be sent the script again)
+	// within them.
+	{Name: "shards", Kind: Int, Default: 1, Min: 1, Max: 8, Ranged: true, Unit: "shards",
 		Doc: "How many lines (shards) the room runs as, each with its share of the rate and capacity, for crowds one database core cannot serve (docs/rooms.md)."},
 	// How the pages look (queue.Look).
 	{Name: "language", Kind: Text, DefaultText: "en", Choices: "en|de|fr|es|ja|pt",

@@ -43,7 +43,7 @@ import (
 )
 
 // MaxShards bounds the shards of a room, as the room's setting does.
-const MaxShards = 64
+const MaxShards = 8
 
 // Separator joins a room's name and a shard's number in the store's room
 // name: room names hold a-z, 0-9, - and _ only, so no shard's name is
