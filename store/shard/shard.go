@@ -239,14 +239,27 @@ func add(sum, l store.Line, i int) store.Line {
 	return sum
 }
 
-// Admit implements store.Store: n split over the shards.
+// Admit implements store.Store: n spread over the shards (see part).
 func (s *Store) Admit(ctx context.Context, room string, p store.Policy, n int64, now time.Time) (store.Line, error) {
 	if n < 0 || n > store.MaxCallsPerOp {
 		return store.Line{}, fmt.Errorf("admit %s: %w: %d visitors at once, want 0 to %d (admit more in chunks)", room, store.ErrRejected, n, store.MaxCallsPerOp)
 	}
+	var given int64
 	return s.each(room, p, func(i int, b Backend, name string, sp store.Policy) (store.Line, error) {
-		return b.Admit(ctx, name, sp, Split(n, i, sp.Shards), now)
+		mine := part(n, given, i, sp.Shards)
+		l, err := b.Admit(ctx, name, sp, mine, now)
+		given += min(l.CalledNow, mine)
+		return l, err
 	})
+}
+
+// part is shard i's part of admitting n, the shards before it having
+// given that many of theirs: what is left, split over the shards left, so
+// a shard with fewer waiting than its even part leaves the rest to the
+// shards after it, with no call more. (A shard's answer counts what its
+// rate called in too: only up to its part is taken as given.)
+func part(n, given int64, i, shards int) int64 {
+	return Split(max(n-given, 0), 0, shards-i)
 }
 
 // Control implements store.Store: every shard.
@@ -257,21 +270,24 @@ func (s *Store) Control(ctx context.Context, room string, p store.Policy, c stor
 }
 
 // Operate implements store.Store: every shard, each keeping the entry in
-// its audit log (shard 0's is the one read). Admit N is split over the
-// shards; a shard whose part is none is read (Stats), so the line summed
-// is still the whole room's.
+// its audit log (shard 0's is the one read). Admit N is spread over the
+// shards as Admit spreads it; a shard whose part is none is read (Stats),
+// so the line summed is still the whole room's.
 func (s *Store) Operate(ctx context.Context, room string, p store.Policy, a store.Action, now time.Time) (store.Line, error) {
 	if a.Op == store.OpAdmit && (a.N < 1 || a.N > store.MaxCallsPerOp) {
 		return store.Line{}, fmt.Errorf("admit %s: %w: %d visitors at once, want 1 to %d", room, store.ErrRejected, a.N, store.MaxCallsPerOp)
 	}
+	var given int64
 	return s.each(room, p, func(i int, b Backend, name string, sp store.Policy) (store.Line, error) {
-		part := a
+		mine := a
 		if a.Op == store.OpAdmit {
-			if part.N = Split(a.N, i, sp.Shards); part.N == 0 {
+			if mine.N = part(a.N, given, i, sp.Shards); mine.N == 0 {
 				return b.Stats(ctx, name, sp, now)
 			}
 		}
-		return b.Operate(ctx, name, sp, part, now)
+		l, err := b.Operate(ctx, name, sp, mine, now)
+		given += min(l.CalledNow, mine.N)
+		return l, err
 	})
 }
 

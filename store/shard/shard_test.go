@@ -79,6 +79,17 @@ type recorder struct {
 	name  string
 	calls *[]string
 	down  bool
+	// waiting is how many wait in each shard (admit calls no more); nil
+	// is as many as asked for.
+	waiting []int64
+}
+
+// called is how many of n shard i of p calls in.
+func (r recorder) called(p store.Policy, n int64) int64 {
+	if r.waiting == nil {
+		return n
+	}
+	return min(n, r.waiting[p.Shard])
 }
 
 func (r recorder) note(op, room string, p store.Policy, extra string) error {
@@ -112,13 +123,17 @@ func (r recorder) End(_ context.Context, room string, p store.Policy, s store.Se
 	return line(p), r.note("end", room, p, " "+s.ID)
 }
 func (r recorder) Admit(_ context.Context, room string, p store.Policy, n int64, _ time.Time) (store.Line, error) {
-	return line(p), r.note("admit", room, p, fmt.Sprintf(" n=%d", n))
+	l := line(p)
+	l.CalledNow = r.called(p, n)
+	return l, r.note("admit", room, p, fmt.Sprintf(" n=%d", n))
 }
 func (r recorder) Control(_ context.Context, room string, p store.Policy, c store.Control, _ time.Time) (store.Line, error) {
 	return line(p), r.note(string(c), room, p, "")
 }
 func (r recorder) Operate(_ context.Context, room string, p store.Policy, a store.Action, _ time.Time) (store.Line, error) {
-	return line(p), r.note("operate", room, p, fmt.Sprintf(" %s n=%d", a.Op, a.N))
+	l := line(p)
+	l.CalledNow = r.called(p, a.N)
+	return l, r.note("operate", room, p, fmt.Sprintf(" %s n=%d", a.Op, a.N))
 }
 func (r recorder) Stats(_ context.Context, room string, p store.Policy, _ time.Time) (store.Line, error) {
 	return line(p), r.note("stats", room, p, "")
@@ -144,29 +159,30 @@ func TestRouting(t *testing.T) {
 	tests := []struct {
 		name     string
 		backends int
+		waiting  []int64
 		call     func(s *Store) (any, error)
 		want     []string
 	}{
-		{"unsharded join keeps the room's name", 1, func(s *Store) (any, error) {
+		{"unsharded join keeps the room's name", 1, nil, func(s *Store) (any, error) {
 			return s.Join(ctx, "shop", store.Policy{}, arrival, now)
 		}, []string{"db0 join shop 0/1 " + arrival}},
-		{"join goes to the arrival's shard", 2, func(s *Store) (any, error) {
+		{"join goes to the arrival's shard", 2, nil, func(s *Store) (any, error) {
 			pl, err := s.Join(ctx, "shop", four, arrival, now)
 			return pl.Shard, err
 		}, []string{fmt.Sprintf("db%d join %s %d/4 %s", Of(arrival, 4)%2, Name("shop", Of(arrival, 4)), Of(arrival, 4), arrival)}},
-		{"an invite's arrivals go to the invite's shard", 1, func(s *Store) (any, error) {
+		{"an invite's arrivals go to the invite's shard", 1, nil, func(s *Store) (any, error) {
 			pl, err := s.JoinPriority(ctx, "shop", four, arrival, store.Invite{ID: "inv7"}, now)
 			return pl.Shard, err
 		}, []string{fmt.Sprintf("db0 vip %s %d/4 inv7", Name("shop", Of("inv7", 4)), Of("inv7", 4))}},
-		{"poll goes to the ticket's shard", 4, func(s *Store) (any, error) {
+		{"poll goes to the ticket's shard", 4, nil, func(s *Store) (any, error) {
 			pl, err := s.Poll(ctx, "shop", four, store.Ticket{Number: 3, Shard: 3}, now)
 			return pl.Shard, err
 		}, []string{"db3 poll shop#3 3/4"}},
-		{"a ticket of a shard the room lost is lost, with no call", 1, func(s *Store) (any, error) {
+		{"a ticket of a shard the room lost is lost, with no call", 1, nil, func(s *Store) (any, error) {
 			pl, err := s.Poll(ctx, "shop", four, store.Ticket{Number: 3, Shard: 4}, now)
 			return pl.Outcome == store.Lost, err
 		}, nil},
-		{"renew and end go to the session's shard", 3, func(s *Store) (any, error) {
+		{"renew and end go to the session's shard", 3, nil, func(s *Store) (any, error) {
 			ok, _, err := s.Renew(ctx, "shop", four, store.SessionRef{ID: "1.2", Shard: 2}, now)
 			if err != nil {
 				return ok, err
@@ -174,28 +190,32 @@ func TestRouting(t *testing.T) {
 			_, err = s.End(ctx, "shop", four, store.SessionRef{ID: "1.2", Shard: 1}, now)
 			return ok, err
 		}, []string{"db2 renew shop#2 2/4 1.2", "db1 end shop#1 1/4 1.2"}},
-		{"a session of a lost shard is over", 1, func(s *Store) (any, error) {
+		{"a session of a lost shard is over", 1, nil, func(s *Store) (any, error) {
 			ok, _, err := s.Renew(ctx, "shop", four, store.SessionRef{ID: "1.2", Shard: 9}, now)
 			return ok, err
 		}, nil},
-		{"admit n is split", 2, func(s *Store) (any, error) {
+		{"admit n is split", 2, nil, func(s *Store) (any, error) {
 			l, err := s.Admit(ctx, "shop", four, 6, now)
 			return l.Issued, err
 		}, []string{"db0 admit shop 0/4 n=2", "db1 admit shop#1 1/4 n=2", "db0 admit shop#2 2/4 n=1", "db1 admit shop#3 3/4 n=1"}},
-		{"operate admit reads a shard whose part is none", 1, func(s *Store) (any, error) {
+		{"what a shard could not call goes to the shards after it", 1, []int64{9, 0, 1, 9}, func(s *Store) (any, error) {
+			l, err := s.Admit(ctx, "shop", four, 8, now)
+			return l.CalledNow, err
+		}, []string{"db0 admit shop 0/4 n=2", "db0 admit shop#1 1/4 n=2", "db0 admit shop#2 2/4 n=3", "db0 admit shop#3 3/4 n=5"}},
+		{"operate admit reads a shard whose part is none", 1, nil, func(s *Store) (any, error) {
 			_, err := s.Operate(ctx, "shop", four, store.Action{Op: store.OpAdmit, N: 2}, now)
 			return nil, err
 		}, []string{"db0 operate shop 0/4 admit n=1", "db0 operate shop#1 1/4 admit n=1", "db0 stats shop#2 2/4", "db0 stats shop#3 3/4"}},
-		{"control reaches every shard", 1, func(s *Store) (any, error) {
+		{"control reaches every shard", 1, nil, func(s *Store) (any, error) {
 			_, err := s.Control(ctx, "shop", store.Policy{Shards: 2}, store.Pause, now)
 			return nil, err
 		}, []string{"db0 pause shop 0/2", "db0 pause shop#1 1/2"}},
-		{"stats sum the shards", 1, func(s *Store) (any, error) {
+		{"stats sum the shards", 1, nil, func(s *Store) (any, error) {
 			l, err := s.Stats(ctx, "shop", four, now)
 			return fmt.Sprintf("epoch %d issued %d admitted %d active %d recent %d since %d paused %v",
 				l.Epoch, l.Issued, l.Admitted, l.Active, l.Recent, l.RecentSince.Unix(), l.Paused), err
 		}, []string{"db0 stats shop 0/4", "db0 stats shop#1 1/4", "db0 stats shop#2 2/4", "db0 stats shop#3 3/4"}},
-		{"history sums minute by minute", 2, func(s *Store) (any, error) {
+		{"history sums minute by minute", 2, nil, func(s *Store) (any, error) {
 			ms, err := s.History(ctx, "shop", now.Add(-time.Hour), now)
 			var got []string
 			for _, m := range ms {
@@ -203,7 +223,7 @@ func TestRouting(t *testing.T) {
 			}
 			return got, err
 		}, []string{"db0 history shop 0/0", "db1 history shop#1 0/0"}},
-		{"the audit log is shard 0's", 2, func(s *Store) (any, error) {
+		{"the audit log is shard 0's", 2, nil, func(s *Store) (any, error) {
 			_, err := s.Audit(ctx, []store.AuditRead{{Room: "shop", Limit: 5}})
 			return nil, err
 		}, []string{"db0 audit shop 0/0"}},
@@ -215,7 +235,9 @@ func TestRouting(t *testing.T) {
 		"a ticket of a shard the room lost is lost, with no call": "true",
 		"a session of a lost shard is over":                       "false",
 		"admit n is split":                                        fmt.Sprint(10 + 11 + 12 + 13),
-		"stats sum the shards":                                    "epoch 100 issued 46 admitted 26 active 4 recent 12 since 997 paused true",
+		// 2 + 0 + 1 + 5: what shards 1 and 2 could not call, shard 3 did.
+		"what a shard could not call goes to the shards after it": "8",
+		"stats sum the shards": "epoch 100 issued 46 admitted 26 active 4 recent 12 since 997 paused true",
 		// Shard 0's minute at 600 s, shard 1's at 660 s (epoch taken from
 		// the minute before), on a room History is told has two shards.
 		"history sums minute by minute": "[600:e100,i1,j1,[0s 50s] 660:e100,i1,j1,[1s 50s]]",
@@ -225,7 +247,7 @@ func TestRouting(t *testing.T) {
 			var calls []string
 			s := &Store{Shards: func(string) int { return 2 }}
 			for i := 0; i < tc.backends; i++ {
-				s.Backends = append(s.Backends, recorder{name: fmt.Sprintf("db%d", i), calls: &calls})
+				s.Backends = append(s.Backends, recorder{name: fmt.Sprintf("db%d", i), calls: &calls, waiting: tc.waiting})
 			}
 			got, err := tc.call(s)
 			if err != nil {
