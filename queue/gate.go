@@ -203,7 +203,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 // rather than asking again and waiting as long.
 func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, policy store.Policy, refused error) Decision {
 	if !room.HasShard(pass.Shard) {
-		return g.shardGone(room, v, "ticket", pass.Shard, refused)
+		return g.shardGone(room, v, pass.Shard, refused)
 	}
 	var polled *store.Place
 	var err error
@@ -341,9 +341,9 @@ func (g *Gate) arrive(room *Room, v Visitor, refused error) Decision {
 // shardGone answers a ticket of a shard the room no longer has (its
 // shards were lowered): the place is lost, and the visitor joins again as
 // a newcomer, through the door everyone uses.
-func (g *Gate) shardGone(room *Room, v Visitor, what string, shard int, refused error) Decision {
+func (g *Gate) shardGone(room *Room, v Visitor, i int, refused error) Decision {
 	if g.Logf != nil {
-		g.Logf("room %s: %s of shard %d, which the room of %d shards no longer has: the visitor joins again", room.Name, what, shard, room.shards())
+		g.Logf("room %s: ticket of shard %d, which the room of %d shards no longer has: the visitor joins again", room.Name, i, room.shards())
 	}
 	d := g.arrive(room, v, refused)
 	d.Why = "place lost (shard gone), joining again"
