@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgequeue/waitingroom/settings"
 	"github.com/edgequeue/waitingroom/store"
 )
 
@@ -279,5 +280,12 @@ func TestShardDown(t *testing.T) {
 	}
 	if _, err := s.Poll(ctx, "shop", p, store.Ticket{Number: 1, Shard: 3}, now); !strings.Contains(fmt.Sprint(err), "shard 3 of 4") {
 		t.Fatalf("poll on shard 3 (down): %v, want an error naming it", err)
+	}
+}
+
+// TestMaxShardsIsTheSetting: the bound here is the room setting's.
+func TestMaxShardsIsTheSetting(t *testing.T) {
+	if s := settings.Get(settings.Room[:], "shards"); s.Max != MaxShards {
+		t.Fatalf("the setting shards goes to %g, MaxShards is %d", s.Max, MaxShards)
 	}
 }
