@@ -10,11 +10,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/settings"
 	"github.com/edgequeue/waitingroom/store"
+	"github.com/edgequeue/waitingroom/store/shard"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
 
@@ -116,9 +119,68 @@ func (q *request) keys() (*queue.KeySet, error) {
 	return keys, nil
 }
 
-// store is the line's store, calls counted into the request's log line
-// when it has one.
-func (q *request) store() (*store.Upstash, error) {
+// store is the rooms' store: each room's shards (package store/shard)
+// over the database, calls counted into the request's log line when it
+// has one.
+func (q *request) store() (*shard.Store, error) {
+	db, err := q.database()
+	if err != nil {
+		return nil, err
+	}
+	backends := []shard.Backend{db}
+	for j := 1; j < q.settings.UpstashDatabases; j++ {
+		more, err := q.databaseOf(j, db)
+		if err != nil {
+			return nil, err
+		}
+		backends = append(backends, more)
+	}
+	return &shard.Store{Backends: backends, Shards: q.shardsOf}, nil
+}
+
+// SecretUpstashTokenOf is the secret holding the REST token of Upstash
+// database j (1 and up).
+func SecretUpstashTokenOf(j int) string { return SecretUpstashToken + "_" + strconv.Itoa(j) }
+
+// UpstashBackendOf is the Fastly backend of Upstash database j (1 and up).
+func UpstashBackendOf(j int) string { return "upstash_" + strconv.Itoa(j) }
+
+// databaseOf is Upstash database j (1 and up) of those upstash_databases
+// counts, reached through its backend (which says where it is), like
+// first in all else: its lines' random order is keyed as first's, so
+// that where a shard lives changes nothing of its order.
+func (q *request) databaseOf(j int, first *store.Upstash) (*store.Upstash, error) {
+	if q.UpstashDatabase == nil {
+		return nil, &SetupError{Setting: "config " + settings.KeyUpstashDatabases,
+			Problem: fmt.Sprintf("is %d, but this host has no backend for databases beyond the first", q.settings.UpstashDatabases),
+			Fix:     "fastly config-store-entry delete --store-id=" + configStoreID + " --key=" + settings.KeyUpstashDatabases}
+	}
+	token, err := q.secret(SecretUpstashTokenOf(j))
+	if err != nil {
+		return nil, err
+	}
+	transport := q.UpstashDatabase(j)
+	if q.log != nil && transport != nil {
+		transport = countedTransport{transport, &q.log.line}
+	}
+	return &store.Upstash{URL: UpstashBackendURL, Token: strings.TrimSpace(string(token)),
+		Transport: transport, Timeout: first.Timeout, RandomKey: first.RandomKey}, nil
+}
+
+// shardsOf is how many shards the configured room runs as (1 for a room
+// not configured).
+func (q *request) shardsOf(room string) int {
+	for _, r := range q.settings.Rooms {
+		if r.Name == room {
+			return max(r.Shards, 1)
+		}
+	}
+	return 1
+}
+
+// database is the Upstash database of the config, calls counted into the
+// request's log line when it has one.
+func (q *request) database() (*store.Upstash, error) {
 	url := q.settings.UpstashURL
 	switch {
 	case q.settings.UpstashUnset != nil:

@@ -43,6 +43,11 @@ type Handler struct {
 	Origin    Origin
 	// Upstash carries store requests to the Upstash backend.
 	Upstash store.Transport
+	// UpstashDatabase carries store requests to the Upstash database j
+	// (1 and up, the backend upstash_<j>) of a config that spreads the
+	// rooms' shards over several (upstash_databases); nil has none but
+	// the one.
+	UpstashDatabase func(j int) store.Transport
 	// Limits counts joins and failed logins per client; nil limits nothing.
 	Limits Limits
 	// Geo, ACLs and Bots answer the rules that need the platform

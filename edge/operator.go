@@ -25,5 +25,5 @@ func (q *request) operator() (*control.Operator, *queue.KeySet, error) {
 // whose line it changed.
 func (q *request) acted(e store.AuditEntry) {
 	q.logAction(e)
-	q.changed(e.Room)
+	q.changed(e.Room, q.shardsOf(e.Room))
 }

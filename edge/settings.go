@@ -73,6 +73,9 @@ type Settings struct {
 	// UpstashUnset, when set, says why upstash_url cannot be used: not a
 	// URL, or a placeholder that was never replaced.
 	UpstashUnset *SetupError
+	// UpstashDatabases is how many Upstash databases carry the rooms'
+	// shards (upstash_databases): shard i is in database i mod it.
+	UpstashDatabases int
 	// Unlinked, when set, says the config store cannot be opened at all, so
 	// nothing can be decided and every request is refused.
 	Unlinked     *SetupError
@@ -128,6 +131,7 @@ func LoadSettings(c Config) Settings {
 		s.UpstashURL, s.UpstashUnset = upstashURL(v)
 	}
 	s.StoreTimeout = rd.Duration(KeyStoreTimeout)
+	s.UpstashDatabases = rd.Int(settings.KeyUpstashDatabases)
 	s.HSTSMaxAge = rd.Int(KeyHSTSMaxAge)
 	if v, ok := rd.Value(KeyBypass); ok {
 		b, err := ParseBypass(v)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/store"
+	"github.com/edgequeue/waitingroom/store/shard"
 )
 
 // Cache is the POP's cache (Fastly's, at the edge): GetOrSet returns key's
@@ -21,8 +22,9 @@ type Cache interface {
 	Purge(key string) error
 }
 
-// SnapshotKey is the cache key of room's snapshot.
-func SnapshotKey(room string) string { return "wr-snapshot/" + room }
+// SnapshotKey is the cache key of the snapshot of shard i of room (each
+// shard is a line of its own): shard 0's is the room's, as it always was.
+func SnapshotKey(room string, i int) string { return "wr-snapshot/" + shard.Name(room, i) }
 
 // snapshotDown, then the time, is cached in place of a snapshot whose fill
 // failed, for as long. The requests that waited on that fill (the cache
@@ -36,12 +38,15 @@ const snapshotDown = "wr-snapshot down "
 // origin's command changed its line: far-from-front visitors then see a
 // pause or an "admit N" at their next poll, not a TTL later. A failed purge
 // costs only that: the snapshots still end with their TTL.
-func (h *Handler) changed(room string) {
+// A sharded room's action changed every shard's line.
+func (h *Handler) changed(room string, shards int) {
 	if h.Cache == nil {
 		return
 	}
-	if err := h.Cache.Purge(SnapshotKey(room)); err != nil {
-		h.Logf("room %s: snapshot not purged (it ends with its TTL): %v", room, err)
+	for i := 0; i < max(shards, 1); i++ {
+		if err := h.Cache.Purge(SnapshotKey(room, i)); err != nil {
+			h.Logf("room %s: snapshot of shard %d not purged (it ends with its TTL): %v", room, i, err)
+		}
 	}
 }
 
@@ -53,9 +58,9 @@ type snapshots struct {
 }
 
 // Get implements queue.Snapshots.
-func (c snapshots) Get(room *queue.Room, now time.Time, fill func() (queue.Snapshot, error)) (queue.Snapshot, error) {
+func (c snapshots) Get(room *queue.Room, shard int, now time.Time, fill func() (queue.Snapshot, error)) (queue.Snapshot, error) {
 	var filled *queue.Snapshot
-	b, err := c.cache.GetOrSet(SnapshotKey(room.Name), func() ([]byte, time.Duration, error) {
+	b, err := c.cache.GetOrSet(SnapshotKey(room.Name, shard), func() ([]byte, time.Duration, error) {
 		s, err := fill()
 		if err != nil {
 			return strconv.AppendInt([]byte(snapshotDown), c.clock().UnixNano(), 10), room.SnapshotTTL(), nil

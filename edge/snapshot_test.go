@@ -70,10 +70,10 @@ func TestSnapshotsInTheCache(t *testing.T) {
 	for _, tc := range tests {
 		c := &memCache{values: map[string][]byte{}, ttls: map[string]time.Duration{}, err: tc.cacheErr}
 		if tc.cached != nil {
-			c.values[SnapshotKey("shop")] = tc.cached
+			c.values[SnapshotKey("shop", 0)] = tc.cached
 		}
 		fills := 0
-		got, err := snapshots{c, func() time.Time { return failedAt }}.Get(room, tc.now, func() (queue.Snapshot, error) {
+		got, err := snapshots{c, func() time.Time { return failedAt }}.Get(room, 0, tc.now, func() (queue.Snapshot, error) {
 			fills++
 			return snap, tc.fillErr
 		})
@@ -87,28 +87,38 @@ func TestSnapshotsInTheCache(t *testing.T) {
 		case tc.want != nil && err == nil:
 			t.Errorf("%s: no error", tc.name)
 		}
-		if tc.fills == 1 && c.ttls[SnapshotKey("shop")] != 1500*time.Millisecond {
-			t.Errorf("%s: kept for %v, want the room's 1.5s", tc.name, c.ttls[SnapshotKey("shop")])
+		if tc.fills == 1 && c.ttls[SnapshotKey("shop", 0)] != 1500*time.Millisecond {
+			t.Errorf("%s: kept for %v, want the room's 1.5s", tc.name, c.ttls[SnapshotKey("shop", 0)])
 		}
-		if tc.fillErr != nil && string(c.values[SnapshotKey("shop")]) != string(marker) {
-			t.Errorf("%s: cached %q, want the failure marker", tc.name, c.values[SnapshotKey("shop")])
+		if tc.fillErr != nil && string(c.values[SnapshotKey("shop", 0)]) != string(marker) {
+			t.Errorf("%s: cached %q, want the failure marker", tc.name, c.values[SnapshotKey("shop", 0)])
 		}
 	}
 }
 
 func TestOperatorActionsDropTheSnapshot(t *testing.T) {
-	c := &memCache{values: map[string][]byte{SnapshotKey("shop"): []byte("x"), SnapshotKey("other"): []byte("y")}, ttls: map[string]time.Duration{}}
+	c := &memCache{values: map[string][]byte{SnapshotKey("shop", 0): []byte("x"), SnapshotKey("other", 0): []byte("y")}, ttls: map[string]time.Duration{}}
 	var logged []string
 	s := testRequest(&Handler{Cache: c, Logf: func(f string, a ...any) { logged = append(logged, f) }})
 	s.acted(store.AuditEntry{Room: "shop", Action: store.OpAdmit, N: 5})
-	if _, ok := c.values[SnapshotKey("shop")]; ok {
+	if _, ok := c.values[SnapshotKey("shop", 0)]; ok {
 		t.Error("the room's snapshot outlived an operator's action")
 	}
-	if _, ok := c.values[SnapshotKey("other")]; !ok {
+	if _, ok := c.values[SnapshotKey("other", 0)]; !ok {
 		t.Error("another room's snapshot was dropped")
 	}
+	// A sharded room's action drops every shard's snapshot.
+	for i := 0; i < 3; i++ {
+		c.values[SnapshotKey("shop", i)] = []byte("x")
+	}
+	s.changed("shop", 3)
+	for i := 0; i < 3; i++ {
+		if _, ok := c.values[SnapshotKey("shop", i)]; ok {
+			t.Errorf("shard %d's snapshot outlived an action on the room of 3 shards", i)
+		}
+	}
 	c.err = errors.New("purge refused")
-	s.changed("shop")
+	s.changed("shop", 1)
 	if len(logged) != 1 {
 		t.Errorf("a failed purge logged %q, want one line", logged)
 	}

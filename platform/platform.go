@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edgequeue/waitingroom/edge"
+	"github.com/edgequeue/waitingroom/store"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
 
@@ -32,10 +33,13 @@ func Serve() {
 		Secrets:   secrets{},
 		Origin:    origin{},
 		Upstash:   upstash{},
-		Limits:    limits{},
-		Geo:       geolocation{},
-		ACLs:      acls{},
-		Bots:      bots{},
+		// The databases beyond the first that carry the rooms' shards
+		// (upstash_databases), each its own backend.
+		UpstashDatabase: func(j int) store.Transport { return upstash{edge.UpstashBackendOf(j)} },
+		Limits:          limits{},
+		Geo:             geolocation{},
+		ACLs:            acls{},
+		Bots:            bots{},
 		// The upstash backend knows the database's host, so the config
 		// store need not repeat it.
 		UpstashViaBackend: true,

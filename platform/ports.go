@@ -115,8 +115,9 @@ func backendError(backend string, err error) error {
 // than the store accepts, so that a longer one is refused, not cut.
 const maxStoreAnswer = store.MaxAnswer + 1
 
-// upstash carries store requests through the upstash backend.
-type upstash struct{}
+// upstash carries store requests through an Upstash backend: backend,
+// or the upstash backend when it is "".
+type upstash struct{ backend string }
 
 // storeBody is a store call's body. Being a ReadCloser, the SDK sends it as
 // it is; its WriteTo (bytes.Reader's) lets the SDK's io.Copy hand the host
@@ -127,7 +128,7 @@ type storeBody struct{ *bytes.Reader }
 // Close implements io.Closer: there is nothing to release.
 func (storeBody) Close() error { return nil }
 
-func (upstash) RoundTrip(ctx context.Context, sr store.Request) (store.Response, error) {
+func (u upstash) RoundTrip(ctx context.Context, sr store.Request) (store.Response, error) {
 	req, err := fsthttp.NewRequest(fsthttp.MethodPost, sr.URL, storeBody{bytes.NewReader(sr.Body)})
 	if err != nil {
 		return store.Response{}, err
@@ -136,9 +137,13 @@ func (upstash) RoundTrip(ctx context.Context, sr store.Request) (store.Response,
 		req.Header.Set(k, v)
 	}
 	req.CacheOptions.Pass = true
-	resp, err := req.Send(ctx, upstashBackend)
+	backend := u.backend
+	if backend == "" {
+		backend = upstashBackend
+	}
+	resp, err := req.Send(ctx, backend)
 	if err != nil {
-		return store.Response{}, backendError(upstashBackend, err)
+		return store.Response{}, backendError(backend, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStoreAnswer))

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/edgequeue/waitingroom/store"
+	"github.com/edgequeue/waitingroom/store/shard"
 )
 
 // Unknown says why a Place shows no wait estimate (WaitKnown false).
@@ -41,7 +42,8 @@ type pace struct {
 	departures float64
 }
 
-// paceOf reads the pace from room (as it stands now) and the line l at now.
+// paceOf reads the pace from room (as it stands now) and the line l (of
+// shard sh) at now.
 //
 // The rate is the room's new_users_per_minute, or the operator's live
 // value: automatic calls never go faster, and go exactly that fast while
@@ -62,13 +64,18 @@ type pace struct {
 // are not taken for departures. (A room that filled after a quiet spell
 // in an older line is counted as if it had stayed full: the estimate is
 // then too short until the window has passed the quiet spell.)
-func paceOf(room *Room, l store.Line, now time.Time) pace {
+func paceOf(room *Room, l store.Line, sh int, now time.Time) pace {
 	rate, capacity := room.NewUsersPerMinute, room.MaxActiveUsers
 	if o := l.Overrides.PerMinute; o != nil {
 		rate = *o
 	}
 	if o := l.Overrides.Capacity; o != nil {
 		capacity = *o
+	}
+	// A shard's line has its share of the rate and capacity, as the
+	// store splits them.
+	if k := room.shards(); k > 1 {
+		rate, capacity = rate/float64(k), int(shard.Split(int64(capacity), sh, k))
 	}
 	if l.Mode(room.Mode) == Passthrough {
 		return pace{}
@@ -136,7 +143,7 @@ func estimateWait(room *Room, p *Place, l store.Line, first, last int64, now tim
 		p.Unknown = UnknownBeforeStart
 		return
 	}
-	pc := paceOf(room, l, now)
+	pc := paceOf(room, l, p.Shard, now)
 	least, ok := pc.wait(laneCalls(room, l, p.Priority, first))
 	most, ok2 := pc.wait(laneCalls(room, l, p.Priority, last))
 	if !ok || !ok2 {

@@ -120,6 +120,10 @@ type Place struct {
 	// Event is the visitor's standing in the room's scheduled event, if
 	// the room is in one.
 	Event *EventPlace
+	// Shard is the shard of a sharded room the place is in: Ticket,
+	// Admitted and Issued are that shard's line's, and Ahead is scaled
+	// to the room (see placeOf).
+	Shard int
 }
 
 // JoinCounter counts joins per client (at the edge, Fastly's Edge Rate
@@ -198,16 +202,19 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 // request that waited on a fill that failed is answered as the fill was,
 // rather than asking again and waiting as long.
 func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, policy store.Policy, refused error) Decision {
+	if !room.HasShard(pass.Shard) {
+		return g.shardGone(room, v, pass.Shard, refused)
+	}
 	var polled *store.Place
 	var err error
 	ask := func() (store.Place, error) {
 		var pl store.Place
-		pl, err = g.Store.Poll(ctx, room.Name, policy, store.Ticket{Number: pass.Number, Epoch: pass.Epoch}, v.Now)
+		pl, err = g.Store.Poll(ctx, room.Name, policy, store.Ticket{Number: pass.Number, Epoch: pass.Epoch, Shard: pass.Shard}, v.Now)
 		polled = &pl
 		return pl, err
 	}
 	if g.Snapshots != nil && maySnapshot(room, pass.Number, pass.Seen, v.Now) {
-		snap, serr := g.Snapshots.Get(room, v.Now, func() (Snapshot, error) {
+		snap, serr := g.Snapshots.Get(room, pass.Shard, v.Now, func() (Snapshot, error) {
 			pl, err := ask()
 			return Snapshot{Line: pl.Line, At: v.Now}, err
 		})
@@ -221,7 +228,7 @@ func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 				g.Logf("room %s: snapshot not used: %v", room.Name, serr)
 			}
 		default:
-			if place, ok := fromSnapshot(room, pass.Number, pass.Epoch, pass.Seen, snap, v.Now); ok {
+			if place, ok := fromSnapshot(room, pass.Number, pass.Epoch, pass.Shard, pass.Seen, snap, v.Now); ok {
 				place.StartAhead = max(pass.StartAhead, place.Ahead)
 				joined := joinedAt(pass.Joined, v.Now)
 				return Decision{Action: Wait, Why: "waiting, from the snapshot", Place: place, Waited: v.Now.Sub(joined), Err: refused}
@@ -283,6 +290,12 @@ func (g *Gate) Keep(ctx context.Context, room *Room, v Visitor) Decision {
 // else renewed in the store. ended is set, and the decision empty, when
 // the store says the session is over.
 func (g *Gate) renew(ctx context.Context, room *Room, v Visitor, pass Pass) (d Decision, ended error) {
+	if !room.HasShard(pass.Shard) {
+		if g.Logf != nil {
+			g.Logf("room %s: session %s is in shard %d, which the room of %d shards no longer has: the visitor joins again", room.Name, pass.SessionID, pass.Shard, room.shards())
+		}
+		return Decision{}, fmt.Errorf("%w: session %s in shard %d of a room of %d", ErrBadPass, pass.SessionID, pass.Shard, room.shards())
+	}
 	ref := sessionRef(room, pass)
 	if v.Now.Sub(pass.IssuedAt) < room.Heartbeat() {
 		return Decision{Action: Admit, Why: "session", Session: ref}, nil
@@ -293,20 +306,20 @@ func (g *Gate) renew(ctx context.Context, room *Room, v Visitor, pass Pass) (d D
 		// must not throw them out, nor make every request of theirs
 		// wait for the store. An unrenewed pass admits until the next
 		// heartbeat, when the store is asked again.
-		d := g.session(room, v, ref.ID, ref.Epoch, true, "session, renewal failed")
+		d := g.session(room, v, ref, true, "session, renewal failed")
 		d.Err = err
 		return d, nil
 	}
 	if !ok {
 		return Decision{}, fmt.Errorf("%w: session %s ended in the store", ErrBadPass, pass.SessionID)
 	}
-	return g.session(room, v, ref.ID, ref.Epoch, false, "session renewed"), nil
+	return g.session(room, v, ref, false, "session renewed"), nil
 }
 
 // sessionRef is the store's name for the session a pass holds, usable
 // until a heartbeat after the pass was issued (renewed).
 func sessionRef(room *Room, pass Pass) store.SessionRef {
-	ref := store.SessionRef{ID: pass.SessionID, Epoch: pass.Epoch, UsableUntil: pass.IssuedAt.Add(room.Heartbeat())}
+	ref := store.SessionRef{ID: pass.SessionID, Epoch: pass.Epoch, Shard: pass.Shard, UsableUntil: pass.IssuedAt.Add(room.Heartbeat())}
 	if pass.Unrenewed {
 		// Issued when a renewal failed: the store hears of the outage.
 		ref.FailedAt = pass.IssuedAt
@@ -323,6 +336,18 @@ func (g *Gate) arrive(room *Room, v Visitor, refused error) Decision {
 	}
 	p := Pass{Kind: Arrival, Room: room.Name, ArrivalID: id, Bind: v.Bind, IssuedAt: v.Now, Expires: v.Now.Add(ArrivalTTL)}
 	return g.withPass(Decision{Action: Arrive, Why: "arrived", Err: refused}, p, ArrivalTTL)
+}
+
+// shardGone answers a ticket of a shard the room no longer has (its
+// shards were lowered): the place is lost, and the visitor joins again as
+// a newcomer, through the door everyone uses.
+func (g *Gate) shardGone(room *Room, v Visitor, i int, refused error) Decision {
+	if g.Logf != nil {
+		g.Logf("room %s: ticket of shard %d, which the room of %d shards no longer has: the visitor joins again", room.Name, i, room.shards())
+	}
+	d := g.arrive(room, v, refused)
+	d.Why = "place lost (shard gone), joining again"
+	return d
 }
 
 // joinedAt is when a visitor joined: since, when they held their ticket
@@ -342,7 +367,7 @@ func (g *Gate) settle(room *Room, v Visitor, pl store.Place, why map[store.Outco
 		return Decision{Action: Closed, Why: "room closed live by the operator", Err: refused}
 	}
 	if pl.Outcome == store.Admitted {
-		d = g.session(room, v, pl.Session, pl.Line.Epoch, false, why[pl.Outcome])
+		d = g.session(room, v, store.SessionRef{ID: pl.Session, Epoch: pl.Line.Epoch, Shard: pl.Shard}, false, why[pl.Outcome])
 	} else {
 		d = g.wait(room, v, pl, why[pl.Outcome], joined, start)
 	}
@@ -399,10 +424,10 @@ func (g *Gate) bestPass(room *Room, v Visitor) (Pass, error) {
 // session admits with a freshly signed session pass; its issue time marks
 // the last renewal (or, unrenewed, the last attempt), so the store is asked
 // again a heartbeat later.
-func (g *Gate) session(room *Room, v Visitor, id string, epoch int64, unrenewed bool, why string) Decision {
+func (g *Gate) session(room *Room, v Visitor, s store.SessionRef, unrenewed bool, why string) Decision {
 	ttl := seconds(room.SessionDuration)
-	p := Pass{Kind: Session, Room: room.Name, Epoch: epoch, SessionID: id, Bind: v.Bind, Unrenewed: unrenewed, IssuedAt: v.Now, Expires: v.Now.Add(ttl)}
-	ref := store.SessionRef{ID: id, Epoch: epoch, UsableUntil: v.Now.Add(room.Heartbeat())}
+	p := Pass{Kind: Session, Room: room.Name, Epoch: s.Epoch, SessionID: s.ID, Shard: s.Shard, Bind: v.Bind, Unrenewed: unrenewed, IssuedAt: v.Now, Expires: v.Now.Add(ttl)}
+	ref := store.SessionRef{ID: s.ID, Epoch: s.Epoch, Shard: s.Shard, UsableUntil: v.Now.Add(room.Heartbeat())}
 	return g.withPass(Decision{Action: Admit, Why: why, Session: ref}, p, ttl)
 }
 
@@ -419,7 +444,7 @@ func (g *Gate) wait(room *Room, v Visitor, pl store.Place, why string, joined ti
 	ttl := seconds(room.QueueTimeout) + TicketGrace
 	place := placeOf(room, pl, v.Now)
 	place.StartAhead = max(start, place.Ahead)
-	p := Pass{Kind: Ticket, Room: room.Name, Number: pl.Ticket, Epoch: pl.Line.Epoch, Bind: v.Bind, Joined: joined,
+	p := Pass{Kind: Ticket, Room: room.Name, Number: pl.Ticket, Epoch: pl.Line.Epoch, Shard: pl.Shard, Bind: v.Bind, Joined: joined,
 		StartAhead: place.StartAhead, Seen: v.Now, IssuedAt: v.Now, Expires: v.Now.Add(ttl)}
 	d := Decision{Action: Wait, Why: why, Place: place}
 	return g.withPass(d, p, ttl)
@@ -440,7 +465,7 @@ func (g *Gate) withPass(d Decision, p Pass, ttl time.Duration) Decision {
 func placeOf(room *Room, pl store.Place, now time.Time) Place {
 	l := pl.Line
 	p := Place{Room: room.Name, Ticket: pl.Ticket, Admitted: l.Admitted, Issued: l.Issued, Paused: l.Paused || l.QueueAll,
-		Random: pl.Line.Mode(room.Mode) == Random, GroupsAhead: pl.GroupsAhead, Event: eventPlace(room, pl)}
+		Random: pl.Line.Mode(room.Mode) == Random, GroupsAhead: pl.GroupsAhead, Event: eventPlace(room, pl), Shard: pl.Shard}
 	from, to := pl.CallFrom, pl.CallTo
 	if from == 0 || to < from {
 		from, to = pl.Ticket, pl.Ticket
@@ -450,7 +475,12 @@ func placeOf(room *Room, pl store.Place, now time.Time) Place {
 		first = priorityPlace(&p, l, pl.Ticket)
 		last = first
 	}
-	p.Ahead, p.AheadMax = first-1, last-1
+	// In a sharded room the line is the visitor's shard's, which calls at
+	// its share of the rate: the wait is that line's, and honest; the
+	// place shown is the shard's scaled by the shards, about the room's
+	// (arrivals spread evenly over the shards).
+	k := int64(room.shards())
+	p.Ahead, p.AheadMax = (first-1)*k, (last-1)*k
 	p.PollEvery = room.PollEvery(p.Ahead)
 	if p.Event != nil && p.Event.Prequeue {
 		p.PollEvery = prequeuePoll(room, p.Event, now)
@@ -478,7 +508,7 @@ func (g *Gate) Admit(ctx context.Context, room *Room, n int64, who store.Actor, 
 // revoke command). It reports whether there was one to end.
 func (g *Gate) End(ctx context.Context, room *Room, v Visitor) (bool, error) {
 	pass, _ := g.bestPass(room, v)
-	if pass.Kind != Session {
+	if pass.Kind != Session || !room.HasShard(pass.Shard) {
 		return false, nil
 	}
 	ref := sessionRef(room, pass)

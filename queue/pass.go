@@ -121,7 +121,10 @@ type Pass struct {
 	// answered from the POP's snapshot (fromSnapshot) is not seen by the
 	// store, so the edge asks it again before the queue timeout could
 	// pass them over.
-	Seen     time.Time
+	Seen time.Time
+	// Shard is the shard of a sharded room whose line holds the ticket
+	// or session (tickets and sessions; 0 in a room of one line).
+	Shard    int
 	IssuedAt time.Time
 	Expires  time.Time
 }
@@ -140,7 +143,7 @@ func (ks *KeySet) Sign(p Pass) (string, error) {
 func claimsOf(p *Pass) passjwt.Claims {
 	c := passjwt.Claims{
 		Kind: string(p.Kind), Number: p.Number, Epoch: p.Epoch, Session: p.SessionID, Arrival: p.ArrivalID, Bind: p.Bind,
-		Uses: p.Uses, To: p.To, StartAhead: p.StartAhead, Audience: p.Room,
+		Uses: p.Uses, To: p.To, StartAhead: p.StartAhead, Shard: int64(p.Shard), Audience: p.Room,
 		Expires: p.Expires, NotBefore: p.NotBefore, IssuedAt: p.IssuedAt, ID: p.ID,
 	}
 	// Unrenewed is 1 or absent: an integer keeps the payload reader to the
@@ -204,6 +207,13 @@ func (ks *KeySet) verify(room, token string, now time.Time) (Pass, error) {
 		ArrivalID: c.Arrival, Bind: c.Bind, Unrenewed: c.Unrenewed == 1,
 		Uses: c.Uses, To: c.To, ID: c.ID, NotBefore: c.NotBefore, StartAhead: c.StartAhead,
 		IssuedAt: c.IssuedAt, Expires: c.Expires,
+	}
+	// A shard far past any room's is no shard (and no int to truncate):
+	// Gate treats it as a place lost, as a shard the room no longer has.
+	if c.Shard < 0 || c.Shard >= 1<<16 {
+		p.Shard = -1
+	} else {
+		p.Shard = int(c.Shard)
 	}
 	if c.Joined != 0 {
 		p.Joined = time.Unix(c.Joined, 0)

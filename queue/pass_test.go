@@ -53,6 +53,8 @@ func TestSignVerifyAndRotation(t *testing.T) {
 		{Kind: Arrival, Room: "shop", ArrivalID: "a1b2", Bind: "xyz", IssuedAt: now, Expires: now.Add(time.Minute)},
 		{Kind: Session, Room: "shop", SessionID: "17.3", Epoch: 17, Bind: "xyz", Unrenewed: true, IssuedAt: now, Expires: now.Add(time.Minute)},
 		{Kind: Session, Room: "shop", SessionID: "17.4", Epoch: 17, IssuedAt: now, Expires: now.Add(time.Minute)},
+		{Kind: Session, Room: "shop", SessionID: "17.5", Epoch: 17, Shard: 3, IssuedAt: now, Expires: now.Add(time.Minute)},
+		{Kind: Ticket, Room: "shop", Number: 9, Epoch: 17, Shard: 7, IssuedAt: now, Expires: now.Add(time.Minute)},
 	} {
 		tok, err := rotated.Sign(p)
 		if err != nil {

@@ -97,6 +97,10 @@ type Room struct {
 	// Snapshot) before asking the store again; 0 asks the store at every
 	// poll.
 	SnapshotTTLSeconds float64 `json:"snapshot_ttl"`
+	// Shards is how many lines the room runs as (see package store/shard):
+	// each takes its share of the rate, burst and capacity, and a visitor
+	// stays in the shard their arrival was hashed to.
+	Shards int `json:"shards"`
 
 	// event is the event a room returned by At is in.
 	event *Event
@@ -159,7 +163,7 @@ func (n number) set(v float64) {
 }
 
 // numbers are the room's numeric settings.
-func (r *Room) numbers() [13]number {
+func (r *Room) numbers() [14]number {
 	return [...]number{
 		{name: "random_window", i: &r.RandomWindow},
 		{name: "new_users_per_minute", f: &r.NewUsersPerMinute},
@@ -174,6 +178,7 @@ func (r *Room) numbers() [13]number {
 		{name: "joins_per_ip_per_minute", i: &r.JoinsPerIPPerMinute},
 		{name: "priority_share", f: &r.PriorityShare},
 		{name: "snapshot_ttl", f: &r.SnapshotTTLSeconds},
+		{name: "shards", i: &r.Shards},
 	}
 }
 
@@ -323,7 +328,26 @@ func (r *Room) validate() error {
 	if err := r.validateCORS(); err != nil {
 		return err
 	}
+	if err := r.validateShards(); err != nil {
+		return err
+	}
 	return r.validateEvents()
+}
+
+// validateShards refuses a sharded room whose shares would leave a shard
+// without a place, and one with events: each shard would draw its own
+// pre-queue with its own key, which is not one draw.
+func (r *Room) validateShards() error {
+	switch {
+	case r.Shards <= 1:
+		return nil
+	case r.MaxActiveUsers > 0 && r.MaxActiveUsers < r.Shards:
+		return fmt.Errorf("shards: %d shards need max_active_users of at least %d (one place each), got %d",
+			r.Shards, r.Shards, r.MaxActiveUsers)
+	case len(r.Events) > 0:
+		return fmt.Errorf("shards: a room of %d shards cannot hold events (each shard would draw its pre-queue apart); use one shard", r.Shards)
+	}
+	return nil
 }
 
 // checkName keeps room names safe to embed in store keys, cookie names
@@ -369,8 +393,16 @@ func (r *Room) Policy(now time.Time) store.Policy {
 		CatchUp:      seconds(r.RefreshSeconds),
 		Heartbeat:    r.Heartbeat(),
 		Event:        r.storeEvent(),
+		Shards:       r.Shards,
 	}
 }
+
+// shards is how many lines the room runs as: at least one.
+func (r *Room) shards() int { return max(r.Shards, 1) }
+
+// HasShard reports whether the room runs a shard numbered i: a pass of a
+// shard it no longer has (its shards were lowered) holds no place.
+func (r *Room) HasShard(i int) bool { return i >= 0 && i < r.shards() }
 
 // FastPoll is how often a visitor near the front of the line polls.
 const FastPoll = 2 * time.Second

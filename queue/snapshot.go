@@ -41,8 +41,10 @@ type Snapshot struct {
 // when the request began. Get's error is store.ErrUnavailable for a
 // request that waited on a fill that failed, and ErrNoSnapshot when the
 // request should ask the store itself.
+//
+// A sharded room has a snapshot per shard (each shard is a line of its own).
 type Snapshots interface {
-	Get(room *Room, now time.Time, fill func() (Snapshot, error)) (Snapshot, error)
+	Get(room *Room, shard int, now time.Time, fill func() (Snapshot, error)) (Snapshot, error)
 }
 
 // ErrNoSnapshot: there is no snapshot to answer from, and the request
@@ -56,8 +58,8 @@ func (r *Room) SnapshotTTL() time.Duration {
 	return settings.Seconds(r.SnapshotTTLSeconds)
 }
 
-// fromSnapshot answers a waiting visitor who holds ticket (of line epoch,
-// last seen by the store at seen) from snap at now, without the store. It
+// fromSnapshot answers a waiting visitor who holds ticket (of line epoch
+// in shard sh, last seen by the store at seen) from snap, that shard's, at now, without the store. It
 // reports false when the store must be asked: a priority, random or drawn
 // place, a room closed or in an event, a line that was reset, a ticket the
 // store has not seen for a third of the queue timeout, a snapshot older
@@ -68,7 +70,7 @@ func (r *Room) SnapshotTTL() time.Duration {
 // at the observed pace (an operator's "admit N" can still call them; they
 // then learn it at their next poll, as they would without a snapshot, one
 // TTL later at most).
-func fromSnapshot(room *Room, ticket, epoch int64, seen time.Time, snap Snapshot, now time.Time) (Place, bool) {
+func fromSnapshot(room *Room, ticket, epoch int64, sh int, seen time.Time, snap Snapshot, now time.Time) (Place, bool) {
 	l, ttl := snap.Line, room.SnapshotTTL()
 	age := now.Sub(snap.At)
 	switch {
@@ -83,7 +85,7 @@ func fromSnapshot(room *Room, ticket, epoch int64, seen time.Time, snap Snapshot
 	if ahead < nearFront(room, snap, age) {
 		return Place{}, false
 	}
-	pl := store.Place{Ticket: ticket, Outcome: store.Waiting, CallFrom: ticket, CallTo: ticket, Line: l}
+	pl := store.Place{Ticket: ticket, Outcome: store.Waiting, CallFrom: ticket, CallTo: ticket, Line: l, Shard: sh}
 	return placeOf(room, pl, now), true
 }
 

@@ -74,7 +74,7 @@ func TestFromSnapshot(t *testing.T) {
 		if tc.snap != nil {
 			s = tc.snap(snap)
 		}
-		p, ok := fromSnapshot(tc.room, tc.ticket, tc.epoch, tc.seen, s, now)
+		p, ok := fromSnapshot(tc.room, tc.ticket, tc.epoch, 0, tc.seen, s, now)
 		if ok != tc.ok {
 			t.Errorf("%s: ok %v, want %v", tc.name, ok, tc.ok)
 			continue
@@ -140,7 +140,7 @@ type memSnapshots struct {
 	err  error
 }
 
-func (m *memSnapshots) Get(room *Room, _ time.Time, fill func() (Snapshot, error)) (Snapshot, error) {
+func (m *memSnapshots) Get(room *Room, _ int, _ time.Time, fill func() (Snapshot, error)) (Snapshot, error) {
 	if m.err != nil {
 		return Snapshot{}, m.err
 	}

@@ -119,18 +119,19 @@ type Setting struct {
 
 // The config store's keys.
 const (
-	KeyRooms           = "rooms"
-	KeyRoomPrefix      = "room."
-	KeyAdminPath       = "admin_path"
-	KeyAPIPath         = "api_path"
-	KeyUpstashURL      = "upstash_url"
-	KeyStoreTimeout    = "store_timeout"
-	KeyHSTSMaxAge      = "hsts_max_age"
-	KeyBypass          = "bypass"
-	KeyLogEndpoint     = "log_endpoint"
-	KeyLogClientIP     = "log_client_ip"
-	KeySandboxRequests = "sandbox_requests"
-	KeySandboxLifetime = "sandbox_lifetime"
+	KeyRooms            = "rooms"
+	KeyRoomPrefix       = "room."
+	KeyAdminPath        = "admin_path"
+	KeyAPIPath          = "api_path"
+	KeyUpstashURL       = "upstash_url"
+	KeyUpstashDatabases = "upstash_databases"
+	KeyStoreTimeout     = "store_timeout"
+	KeyHSTSMaxAge       = "hsts_max_age"
+	KeyBypass           = "bypass"
+	KeyLogEndpoint      = "log_endpoint"
+	KeyLogClientIP      = "log_client_ip"
+	KeySandboxRequests  = "sandbox_requests"
+	KeySandboxLifetime  = "sandbox_lifetime"
 )
 
 // The defaults of the edge's own paths.
@@ -147,6 +148,8 @@ var Store = [...]Setting{
 	{Name: KeyAdminPath, Kind: Path, DefaultText: DefaultAdminPath, Doc: "Where the admin panel is served: a path below /, in normal form."},
 	{Name: KeyAPIPath, Kind: Path, DefaultText: DefaultAPIPath, Doc: "Where the admin API is served; off while it overlaps admin_path."},
 	{Name: KeyUpstashURL, Kind: URL, Doc: "The Upstash database's REST URL; unset, the upstash backend says where the database is."},
+	{Name: KeyUpstashDatabases, Kind: Int, Default: 1, Min: 1, Max: 8, Ranged: true, Unit: "databases",
+		Doc: "How many Upstash databases carry the sharded rooms: shard i of a room is in database i mod this; database j above 0 is the backend upstash_<j> with the secret upstash_token_<j>."},
 	{Name: KeyStoreTimeout, Kind: Duration, Fraction: true, Default: 1.5, Min: 0.05, Max: 30, Ranged: true, Unit: "seconds",
 		Doc: "How long a store call may take before the room's on_store_error policy applies."},
 	{Name: KeyHSTSMaxAge, Kind: Duration, Min: 0, Max: 63072000, Ranged: true, Unit: "seconds", Off: "off",
@@ -221,6 +224,14 @@ var Room = [...]Setting{
 	{Name: "priority_share", Kind: Number, Default: 0.2, Min: 0, Max: 0.9, Ranged: true, Off: "no priority lane or invites",
 		Doc: "The largest share of admissions the priority lane (invited visitors) takes while others wait."},
 	{Name: "events", Kind: List, Doc: "Scheduled sales (the event settings below), in any order; they may not overlap."},
+	// One shard's calls are what one database core takes; beyond that
+	// a room runs as several lines (package store/shard). An operator's
+	// action is a call per shard, and Fastly allows a request 32 backend
+	// requests: 8 shards keep a room's stats and history (16 calls, 24
+	// requests if every shard's database must be sent the script again)
+	// within them.
+	{Name: "shards", Kind: Int, Default: 1, Min: 1, Max: 8, Ranged: true, Unit: "shards",
+		Doc: "How many lines (shards) the room runs as, each with its share of the rate and capacity, for crowds one database core cannot serve (docs/rooms.md)."},
 	// How the pages look (queue.Look).
 	{Name: "language", Kind: Text, DefaultText: "en", Choices: "en|de|fr|es|ja|pt",
 		Doc: "The pages' language when the browser asks for none the room speaks."},

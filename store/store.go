@@ -292,6 +292,9 @@ const (
 type Ticket struct {
 	Number int64
 	Epoch  int64
+	// Shard is the shard of a sharded room whose line the ticket is in
+	// (Place.Shard; 0 in a room of one line).
+	Shard int
 }
 
 // Place is a visitor's standing after Join or Poll.
@@ -308,6 +311,9 @@ type Place struct {
 	CallFrom, CallTo int64
 	GroupsAhead      int64
 	Line             Line
+	// Shard is which of a sharded room's lines the place is in (0 in a
+	// room of one line); Line is that shard's.
+	Shard int
 }
 
 // Store is the shared state behind every edge server. Each method is one
@@ -393,6 +399,9 @@ type SessionRef struct {
 	// silence before this call as an outage, not a quiet spell, so the
 	// session outlives it.
 	FailedAt time.Time
+	// Shard is the shard of a sharded room whose line holds the session
+	// (Place.Shard when it was called; 0 in a room of one line).
+	Shard int
 }
 
 // Control is an operator's live control of a room.

@@ -120,7 +120,7 @@ type popSnapshots struct {
 	c *calls
 }
 
-func (s popSnapshots) Get(room *queue.Room, now time.Time, fill func() (queue.Snapshot, error)) (queue.Snapshot, error) {
+func (s popSnapshots) Get(room *queue.Room, _ int, now time.Time, fill func() (queue.Snapshot, error)) (queue.Snapshot, error) {
 	s.p.mu.Lock()
 	defer s.p.mu.Unlock()
 	if s.p.filled && now.Sub(s.p.snap.At) < room.SnapshotTTL() {
@@ -135,6 +135,6 @@ func (s popSnapshots) Get(room *queue.Room, now time.Time, fill func() (queue.Sn
 // fixedSnapshot is always the same snapshot, never filled.
 type fixedSnapshot queue.Snapshot
 
-func (s fixedSnapshot) Get(*queue.Room, time.Time, func() (queue.Snapshot, error)) (queue.Snapshot, error) {
+func (s fixedSnapshot) Get(*queue.Room, int, time.Time, func() (queue.Snapshot, error)) (queue.Snapshot, error) {
 	return queue.Snapshot(s), nil
 }

@@ -24,6 +24,9 @@ type Claims struct {
 	Joined     int64 // "jnd"
 	StartAhead int64 // "sta", omitted when zero
 	Seen       int64 // "sen"
+	// Shard is the shard of a sharded room the place is in ("shd",
+	// omitted when zero, so an unsharded room's passes are unchanged).
+	Shard int64
 	// Audience is the one audience Sign writes ("aud": [Audience]); Parse
 	// returns it when the token names exactly one, else "".
 	Audience string
@@ -50,6 +53,7 @@ type jwtClaims struct {
 	// StartAhead is Claims.StartAhead.
 	StartAhead int64 `json:"sta,omitempty"`
 	Seen       int64 `json:"sen,omitempty"`
+	Shard      int64 `json:"shd,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -58,6 +62,7 @@ func (c *Claims) registered() jwtClaims {
 	r := jwtClaims{
 		Kind: c.Kind, Number: c.Number, Epoch: c.Epoch, Session: c.Session, Arrival: c.Arrival, Bind: c.Bind,
 		Unrenewed: c.Unrenewed, Uses: c.Uses, To: c.To, Joined: c.Joined, StartAhead: c.StartAhead, Seen: c.Seen,
+		Shard: c.Shard,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Audience:  jwt.ClaimStrings{c.Audience},
 			IssuedAt:  jwt.NewNumericDate(c.IssuedAt),
@@ -76,7 +81,7 @@ func (c *jwtClaims) plain() Claims {
 	p := Claims{
 		Kind: c.Kind, Number: c.Number, Epoch: c.Epoch, Session: c.Session, Arrival: c.Arrival, Bind: c.Bind,
 		Unrenewed: c.Unrenewed, Uses: c.Uses, To: c.To, Joined: c.Joined, StartAhead: c.StartAhead, Seen: c.Seen,
-		ID: c.ID,
+		Shard: c.Shard, ID: c.ID,
 	}
 	if len(c.Audience) == 1 {
 		p.Audience = c.Audience[0]
@@ -140,6 +145,10 @@ func putPayload(b []byte, n int, c *Claims) int {
 	if c.Seen != 0 {
 		n = put(b, n, `,"sen":`)
 		n = putInt(b, n, c.Seen)
+	}
+	if c.Shard != 0 {
+		n = put(b, n, `,"shd":`)
+		n = putInt(b, n, c.Shard)
 	}
 	n = put(b, n, `,"aud":[`)
 	n = putString(b, n, c.Audience)

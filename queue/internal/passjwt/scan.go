@@ -31,6 +31,7 @@ const (
 	fieldJoined
 	fieldStart
 	fieldSeen
+	fieldShard
 	fieldIssuer
 	fieldSubject
 	fieldAudience
@@ -43,7 +44,7 @@ const (
 
 // claimNames are the JSON names of jwtClaims' fields, its own and those of
 // jwt.RegisteredClaims.
-var claimNames = [...]string{"knd", "tkt", "ep", "sid", "arr", "bnd", "unr", "use", "to", "jnd", "sta", "sen", "iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
+var claimNames = [...]string{"knd", "tkt", "ep", "sid", "arr", "bnd", "unr", "use", "to", "jnd", "sta", "sen", "shd", "iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
 
 // UnmarshalJSON reads the claims as encoding/json reads them into the
 // struct: the same names (matched exactly, else case-insensitively), null
@@ -133,6 +134,8 @@ func (c *jwtClaims) set(field int, val []byte) error {
 		return setInt(&c.StartAhead, val)
 	case fieldSeen:
 		return setInt(&c.Seen, val)
+	case fieldShard:
+		return setInt(&c.Shard, val)
 	case fieldIssuer:
 		return setString(&c.Issuer, val)
 	case fieldSubject:

@@ -62,7 +62,7 @@ func TestCheck(t *testing.T) {
 		want  []string
 	}{
 		{"the demo config", []string{"check", filepath.Join("..", "..", "..", "devconfig.json")}, "", 0,
-			[]string{"ok: 2 room(s) (shop, sale_de), global bypass rules"}},
+			[]string{"ok: 3 room(s) (shop, sale_de, crowd), global bypass rules"}},
 		{"rooms as objects, from standard input", []string{"check", "-"},
 			`{"rooms":"a","room.a":{"paths":["/"],"countries":["DE"],"mode":"reject"},"bypass":{"bypass_methods":["OPTIONS"]}}`, 0,
 			[]string{"ok: 1 room(s) (a), global bypass rules"}},

@@ -49,6 +49,9 @@ type env struct {
 	origin    *url.URL
 	now       time.Time
 	logs      []string
+	// databases are the REST URLs of the Upstash databases beyond the
+	// first (upstash_databases), reached as the backends upstash_1...
+	databases []string
 }
 
 func newEnv(t *testing.T) *env {
@@ -163,6 +166,14 @@ func (e *env) do1(method, target string, body io.Reader, opts ...reqOpt) *fsttes
 		Upstash: native.Upstash{},
 		Now:     func() time.Time { return e.now },
 		Logf:    func(f string, a ...any) { e.logs = append(e.logs, fmt.Sprintf(f, a...)) },
+	}
+	if len(e.databases) > 0 {
+		svc.UpstashDatabase = func(j int) store.Transport {
+			if j > len(e.databases) {
+				return nil
+			}
+			return backend{e.databases[j-1]}
+		}
 	}
 	svc.ServeHTTP(ctx, w, r)
 	return w
