@@ -329,7 +329,7 @@ func TestDeadStore(t *testing.T) {
 // TestRefusalOfAPageTooLarge: a request that met control.MaxStoreCalls
 // is the API's fault, not the client's nor the store's.
 func TestRefusalOfAPageTooLarge(t *testing.T) {
-	for _, err := range []error{control.ErrBudget, fmt.Errorf("audit: %w (8): the audit log of 401 rooms", control.ErrBudget)} {
+	for _, err := range []error{control.ErrBudget, fmt.Errorf("audit: %w (18): the audit log of 401 rooms", control.ErrBudget)} {
 		if e := refusal(err); e.Status != 500 || e.Code != "internal" || !strings.Contains(e.Message, err.Error()) {
 			t.Errorf("%v: %+v, want 500 internal saying why", err, e)
 		}
