@@ -143,7 +143,7 @@ func (p *Panel) act(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Re
 	}
 	p.Logf("admin: %s in room %s by %s %s", done, room, p.Actor.Via, p.Actor.Client)
 	i := p.roomIndex(room)
-	w.Header().Set("Location", p.link(view{refreshOff: refreshOff(r), roomsPage: pageOf(i)})+"#"+roomAnchor(i))
+	w.Header().Set("Location", p.link(view{refreshOff: refreshOff(r), roomsPage: pageOf(p.pages(), i)})+"#"+roomAnchor(i))
 	w.WriteHeader(fsthttp.StatusSeeOther)
 }
 

@@ -100,10 +100,15 @@ func refreshOff(r *fsthttp.Request) bool { return r.URL.Query().Get("refresh") =
 // rooms (store.MaxAuditPage each).
 const auditCalls = 2
 
-// roomsPerPage is how many rooms a page of the panel shows: each costs
-// control.StatsCalls (its line, its day of history), and the audit log
-// under them keeps auditCalls, all within control.MaxStoreCalls.
-const roomsPerPage = (control.MaxStoreCalls - auditCalls) / control.StatsCalls
+// roomsPerPage is the most rooms a page of the panel shows: three, a page
+// short enough to read with each room's forms and charts. A page of
+// sharded rooms shows fewer: its rooms cost control.StatsCost each (their
+// line and day of history, per shard), within roomCalls.
+const roomsPerPage = 3
+
+// roomCalls is what a page's rooms may spend: the audit log under them
+// keeps auditCalls, all within control.MaxStoreCalls.
+const roomCalls = control.MaxStoreCalls - auditCalls
 
 // view is what the query asks the overview to show.
 type view struct {
@@ -131,11 +136,27 @@ func (p *Panel) link(v view) string {
 	return p.Path + "?" + strings.Join(q, "&")
 }
 
-// lastRoomsPage is the number of pages the rooms take.
-func (p *Panel) lastRoomsPage() int { return max(1, (len(p.Rooms)+roomsPerPage-1)/roomsPerPage) }
+// pages are the index of the first room of each page of rooms, as
+// control.Page cuts them.
+func (p *Panel) pages() []int {
+	starts := []int{0}
+	for to := control.Page(p.Rooms, 0, roomsPerPage, roomCalls); to < len(p.Rooms); to = control.Page(p.Rooms, to, roomsPerPage, roomCalls) {
+		starts = append(starts, to)
+	}
+	return starts
+}
 
-// pageOf is the page that shows the room at index i.
-func pageOf(i int) int { return max(0, i)/roomsPerPage + 1 }
+// lastRoomsPage is the number of pages the rooms take.
+func (p *Panel) lastRoomsPage() int { return len(p.pages()) }
+
+// pageOf is the page of pages that shows the room at index i.
+func pageOf(pages []int, i int) int {
+	n := 1
+	for n < len(pages) && pages[n] <= i {
+		n++
+	}
+	return n
+}
 
 func roomAnchor(i int) string {
 	if i < 0 {
@@ -168,8 +189,9 @@ func (p *Panel) parseView(r *fsthttp.Request) (view, string) {
 
 // overview is the panel's page: a page of rooms at a glance, then each
 // one's numbers, live values, controls and charts, then the audit log of
-// every room. Pages of roomsPerPage rooms keep its store calls within
-// control.MaxStoreCalls however many rooms there are.
+// every room. Pages of rooms cut by what they cost (roomCalls) keep its
+// store calls within control.MaxStoreCalls however many rooms and shards
+// there are.
 func (p *Panel) overview(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request) {
 	v, problem := p.parseView(r)
 	if problem != "" {
@@ -199,13 +221,14 @@ func (p *Panel) overview(ctx context.Context, w fsthttp.ResponseWriter, r *fstht
 		b.WriteString("<p>No rooms are configured.</p>")
 	} else {
 		b.WriteString(`<nav aria-label="Rooms"><p>Rooms: `)
+		pages := p.pages()
 		for i, room := range p.Rooms {
 			if i > 0 {
 				b.WriteString(", ")
 			}
 			href := "#" + roomAnchor(i)
-			if pageOf(i) != v.roomsPage {
-				href = p.link(view{refreshOff: v.refreshOff, roomsPage: pageOf(i)}) + href
+			if pageOf(pages, i) != v.roomsPage {
+				href = p.link(view{refreshOff: v.refreshOff, roomsPage: pageOf(pages, i)}) + href
 			}
 			b.WriteString(`<a href="` + html.EscapeString(href) + `">` + html.EscapeString(room.Name) + `</a>`)
 		}
@@ -213,8 +236,8 @@ func (p *Panel) overview(ctx context.Context, w fsthttp.ResponseWriter, r *fstht
 	}
 	b.WriteString("</header><main>")
 
-	first := min(len(p.Rooms), (v.roomsPage-1)*roomsPerPage)
-	rooms := p.Rooms[first:min(len(p.Rooms), first+roomsPerPage)]
+	first := min(len(p.Rooms), p.pages()[v.roomsPage-1])
+	rooms := p.Rooms[first:control.Page(p.Rooms, first, roomsPerPage, roomCalls)]
 	readings := make([]reading, len(rooms))
 	for i, room := range rooms {
 		rd := &readings[i]
@@ -256,7 +279,7 @@ func (p *Panel) summary(b *strings.Builder, v view, first int, readings []readin
 		return
 	}
 	caption := "All rooms now"
-	if len(p.Rooms) > roomsPerPage {
+	if p.lastRoomsPage() > 1 {
 		caption = fmt.Sprintf("Rooms %d to %d of %d, now", first+1, first+len(readings), len(p.Rooms))
 	}
 	b.WriteString(`<table id="rooms" class="cards"><caption>` + caption + `</caption>`)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"html"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -548,4 +549,83 @@ func TestPagesOfRooms(t *testing.T) {
 			t.Errorf("pause %s: %d to %q, want %q", room, w.Code, w.Header().Get("Location"), want)
 		}
 	}
+}
+
+// TestPagesOfShardedRooms: a page of sharded rooms shows as many as their
+// shards' calls fit in roomCalls, beside the audit log; the next-page links
+// lead through every room once, and every room's link and form lead to its
+// page.
+func TestPagesOfShardedRooms(t *testing.T) {
+	for _, tc := range []struct {
+		shards []int
+		pages  []string // the rooms read, page by page
+	}{
+		{[]int{8}, []string{"r0"}},
+		{[]int{1, 8, 1, 1, 3, 3, 3, 2}, []string{"r0", "r1", "r2 r3 r4", "r5 r6 r7"}},
+		{[]int{8, 8, 1, 7}, []string{"r0", "r1", "r2 r3"}},
+		{[]int{4, 4, 4, 4}, []string{"r0 r1", "r2 r3"}},
+	} {
+		t.Run(fmt.Sprint(tc.shards), func(t *testing.T) {
+			var rooms []*queue.Room
+			for i, k := range tc.shards {
+				rooms = append(rooms, &queue.Room{Name: fmt.Sprintf("r%d", i), Mode: queue.Fifo, Shards: k})
+			}
+			var pages []string
+			for target := "/_wr/admin?refresh=off"; target != ""; {
+				if len(pages) > len(rooms) {
+					t.Fatalf("more pages than rooms: %q", pages)
+				}
+				op := &recordingOp{stats: liveStats(), audit: make([]store.AuditEntry, 45)}
+				p := newPanel(op)
+				p.Rooms = rooms
+				w := serve(t, p, fsthttp.MethodGet, target, "")
+				body := w.Body.String()
+				if w.Code != 200 {
+					t.Fatalf("%s: %d", target, w.Code)
+				}
+				cost := 0
+				for _, name := range op.read {
+					for _, room := range rooms {
+						if room.Name == name {
+							cost += control.StatsCost(room)
+						}
+					}
+				}
+				if cost > roomCalls || cost+auditCalls > control.MaxStoreCalls {
+					t.Errorf("%s: rooms %q cost %d store calls, more than the %d a page's rooms may spend", target, op.read, cost, roomCalls)
+				}
+				if len(op.cursors) != 1 || !strings.Contains(body, `<section id="audit"`) || strings.Contains(body, "could not be read") {
+					t.Errorf("%s: the audit log is not on the page (asked %q)", target, op.cursors)
+				}
+				pages = append(pages, strings.Join(op.read, " "))
+				target = html.UnescapeString(link(body, `rel="next">Next rooms`))
+			}
+			if strings.Join(pages, "|") != strings.Join(tc.pages, "|") {
+				t.Fatalf("pages %q, want %q", pages, tc.pages)
+			}
+			p := newPanel(&recordingOp{})
+			p.Rooms = rooms
+			for n, page := range tc.pages {
+				for _, name := range strings.Fields(page) {
+					i := strings.TrimPrefix(name, "r")
+					want := "/_wr/admin#room-" + i
+					if n > 0 {
+						want = fmt.Sprintf("/_wr/admin?rooms_page=%d#room-%s", n+1, i)
+					}
+					if w := post(t, p, "pause", url.Values{"room": {name}}); w.Header().Get("Location") != want {
+						t.Errorf("pause %s: to %q, want %q", name, w.Header().Get("Location"), want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// link is the address of the link whose attributes end in tail, or "".
+func link(body, tail string) string {
+	end := strings.Index(body, `" `+tail)
+	if end < 0 {
+		return ""
+	}
+	return body[strings.LastIndex(body[:end], `href="`)+len(`href="`) : end]
 }

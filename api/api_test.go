@@ -329,7 +329,7 @@ func TestDeadStore(t *testing.T) {
 // TestRefusalOfAPageTooLarge: a request that met control.MaxStoreCalls
 // is the API's fault, not the client's nor the store's.
 func TestRefusalOfAPageTooLarge(t *testing.T) {
-	for _, err := range []error{control.ErrBudget, fmt.Errorf("audit: %w (8): the audit log of 401 rooms", control.ErrBudget)} {
+	for _, err := range []error{control.ErrBudget, fmt.Errorf("audit: %w (18): the audit log of 401 rooms", control.ErrBudget)} {
 		if e := refusal(err); e.Status != 500 || e.Code != "internal" || !strings.Contains(e.Message, err.Error()) {
 			t.Errorf("%v: %+v, want 500 internal saying why", err, e)
 		}
@@ -361,5 +361,78 @@ func TestDocumentCoversRoutes(t *testing.T) {
 	sort.Strings(served)
 	if strings.Join(inDoc, "\n") != strings.Join(served, "\n") {
 		t.Fatalf("the document has\n%s\nthe handler serves\n%s", strings.Join(inDoc, "\n"), strings.Join(served, "\n"))
+	}
+}
+
+// quietStore is a store of rooms nobody has joined yet: every line is
+// empty, every history and audit log too.
+type quietStore struct{}
+
+func (quietStore) Stats(context.Context, string, store.Policy, time.Time) (store.Line, error) {
+	return store.Line{}, nil
+}
+
+func (quietStore) Operate(context.Context, string, store.Policy, store.Action, time.Time) (store.Line, error) {
+	return store.Line{}, nil
+}
+
+func (quietStore) History(context.Context, string, time.Time, time.Time) ([]store.Minute, error) {
+	return nil, nil
+}
+
+func (quietStore) Audit(_ context.Context, reads []store.AuditRead) ([][]store.AuditEntry, error) {
+	return make([][]store.AuditEntry, len(reads)), nil
+}
+
+// TestPagesOfShardedRooms: GET /rooms pages rooms of mixed shards as many
+// as one request's store calls read (the Operator refuses any call past
+// them, which would answer 500), and its next pages list every room once.
+func TestPagesOfShardedRooms(t *testing.T) {
+	for _, tc := range []struct {
+		shards []int
+		pages  []string // the rooms listed, page by page
+	}{
+		{[]int{1, 1, 1, 1, 1, 1}, []string{"r0 r1 r2 r3", "r4 r5"}},
+		{[]int{8}, []string{"r0"}},
+		{[]int{8, 8, 8}, []string{"r0", "r1", "r2"}},
+		{[]int{1, 8, 1, 1}, []string{"r0 r1", "r2 r3"}},
+		{[]int{3, 3, 3, 1, 2, 8, 1, 4, 4}, []string{"r0 r1 r2", "r3 r4", "r5 r6", "r7 r8"}},
+	} {
+		t.Run(fmt.Sprint(tc.shards), func(t *testing.T) {
+			f := newFixture(t)
+			var rooms []*queue.Room
+			for i, k := range tc.shards {
+				r, err := queue.ParseRoom(fmt.Sprintf("r%d", i), []byte(fmt.Sprintf(`{"paths":["/r%d/"],"max_active_users":8,"shards":%d}`, i, k)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				rooms = append(rooms, r)
+			}
+			var pages []string
+			for target := "/rooms"; ; {
+				if len(pages) > len(rooms) {
+					t.Fatalf("more pages than rooms: %q", pages)
+				}
+				// A request is a new Operator, with its own budget.
+				f.h.Operator = &control.Operator{Rooms: rooms, Now: time.Unix(1_700_000_000, 0), Store: quietStore{}}
+				w := f.do(t, req{method: "GET", target: target})
+				var list RoomList
+				if err := json.Unmarshal(w.Body.Bytes(), &list); w.Code != 200 || err != nil {
+					t.Fatalf("%s: %d %s", target, w.Code, w.Body)
+				}
+				var names []string
+				for _, st := range list.Rooms {
+					names = append(names, st.Room)
+				}
+				pages = append(pages, strings.Join(names, " "))
+				if list.Next == nil {
+					break
+				}
+				target = strings.TrimPrefix(*list.Next, testPath)
+			}
+			if strings.Join(pages, "|") != strings.Join(tc.pages, "|") {
+				t.Errorf("pages %q, want %q", pages, tc.pages)
+			}
+		})
 	}
 }

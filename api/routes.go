@@ -192,8 +192,9 @@ type RoomList struct {
 	Next *string `json:"next"`
 }
 
-// rooms answers control.RoomsPerPage rooms from the cursor, the index of
-// the first: as many as one request's store calls can read.
+// rooms answers a page of rooms from the cursor, the index of the first:
+// up to control.RoomsPerPage, as many as one request's store calls can
+// read at their shards' cost (control.Page).
 func (h *Handler) rooms(c *call) error {
 	all := h.Operator.Rooms
 	from, err := intParam(c.query, "cursor", 0, 0, len(all))
@@ -201,7 +202,7 @@ func (h *Handler) rooms(c *call) error {
 		return err
 	}
 	list := RoomList{Rooms: []control.Stats{}}
-	to := min(len(all), from+control.RoomsPerPage)
+	to := control.Page(all, from, control.RoomsPerPage, control.MaxStoreCalls)
 	for _, room := range all[from:to] {
 		st, err := h.Operator.Stats(c.ctx, room.Name)
 		if err != nil {

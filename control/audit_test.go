@@ -272,68 +272,6 @@ func TestAuditOfTooManyRoomsForTheBudget(t *testing.T) {
 	}
 }
 
-func TestBudgetRefusesTheCallPastMaxStoreCalls(t *testing.T) {
-	rooms := []*queue.Room{room(t, "shop", `{"max_active_users": 100}`)}
-	who := store.Actor{Via: "api", Client: "ab"}
-	tests := []struct {
-		name string
-		// before is spent first; then last must fail with ErrBudget.
-		before, last func(o *Operator) error
-	}{
-		{"stats of four rooms, then a fifth", func(o *Operator) error {
-			for i := 0; i < RoomsPerPage; i++ {
-				if _, err := o.Stats(ctx, "shop"); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, func(o *Operator) error { _, err := o.Stats(ctx, "shop"); return err }},
-		{"overviews, then an action", func(o *Operator) error {
-			for i := 0; i < MaxStoreCalls/StatsCalls; i++ {
-				if _, _, err := o.Overview(ctx, "shop", time.Hour); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, func(o *Operator) error { _, err := o.Admit(ctx, "shop", 1, who); return err }},
-		{"actions, then limits (which reads the line first)", func(o *Operator) error {
-			for i := 0; i < MaxStoreCalls-1; i++ {
-				if _, err := o.Control(ctx, "shop", store.Pause, who); err != nil {
-					return err
-				}
-			}
-			if _, err := o.History(ctx, "shop", time.Hour); err != nil {
-				return err
-			}
-			return nil
-		}, func(o *Operator) error {
-			_, err := o.SetLimits(ctx, "shop", Limits{MaxActiveUsers: intp(5)}, who)
-			return err
-		}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			rec := &recorder{}
-			var logged []string
-			o := &Operator{Rooms: rooms, Store: rec, Now: t0, Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}
-			if err := tc.before(o); err != nil {
-				t.Fatalf("within the budget: %v", err)
-			}
-			acts := len(rec.acts)
-			err := tc.last(o)
-			if !errors.Is(err, ErrBudget) {
-				t.Fatalf("call %d: %v, want ErrBudget", MaxStoreCalls+1, err)
-			}
-			if len(rec.acts) != acts {
-				t.Errorf("the refused call reached the store")
-			}
-			if len(logged) == 0 || !strings.Contains(logged[0], "control.MaxStoreCalls") {
-				t.Errorf("logged %q, want a line naming the budget", logged)
-			}
-		})
-	}
-}
-
 // TestOverviewIsStatsAndHistory: the panel's one reading of a room says
 // what Stats and History say, with the store calls of Stats alone.
 func TestOverviewIsStatsAndHistory(t *testing.T) {

@@ -2,12 +2,12 @@
 // whichever surface they use: the admin panel and the admin API both act
 // through an Operator, so the two never differ in what they allow.
 //
-// Every action is one store call that applies it and appends it to the
-// room's audit log atomically (store.Operate): the log holds exactly the
-// actions that took effect, with the room's state before and after. Live
-// values (capacity, rate, burst, mode) are overrides kept in the store:
-// every edge applies them on its next call, a deploy keeps them, and
-// clearing them restores the config store's values.
+// Every action is one store call per shard of the room that applies it
+// and appends it to the room's audit log atomically (store.Operate): the
+// log holds exactly the actions that took effect, with the room's state
+// before and after. Live values (capacity, rate, burst, mode) are
+// overrides kept in the store: every edge applies them on its next call, a
+// deploy keeps them, and clearing them restores the config store's values.
 //
 // Readings come from the same store: Stats from one call, History from
 // the room's per-minute records. Waits are not stored per visitor; they
@@ -18,9 +18,10 @@
 // most the room's random window.
 //
 // An Operator serves one request, and makes at most MaxStoreCalls store
-// calls whatever the number of rooms or audit entries: the lists the
-// panel and the API show come a page at a time, and the audit log of
-// every room is merged page by page with a cursor (audit.go).
+// calls whatever the number of rooms, their shards or the audit entries:
+// a call on a room of K shards counts K, the lists the panel and the API
+// show come a page at a time, cut by what their rooms cost (Page), and the
+// audit log of every room is merged page by page with a cursor (audit.go).
 //
 // The two surfaces are opened alike too: each by a Secret long enough to
 // resist guessing, with wrong guesses limited per client by Guesses
