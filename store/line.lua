@@ -237,6 +237,8 @@ local function number(name, lo, hi, whole)
   local v = A[name]
   if v == nil or v == '0' then
     return 0
+  elseif v == '1' and lo <= 1 and 1 <= hi then
+    return 1
   end
   local x = tonumber(v)
   if x == nil or x ~= x or x < lo or x > hi or (whole and math.floor(x) ~= x) then
@@ -297,9 +299,11 @@ end
 if op == 'limits' and not (o_set[1] or o_set[2] or o_set[3] or set_mode ~= '') then
   return redis.error_reply('ERR line: limits wants a value to set')
 end
-if not (number('shards', 1, 1024, true) and number('shard', 0, 1023, true)
-    and number('shard', 0, 1023, true) < number('shards', 1, 1024, true)) then
-  return redis.error_reply('ERR line: want 1 to 1024 shards and a shard below them')
+do
+  local k, i = number('shards', 1, 1024, true), number('shard', 0, 1023, true)
+  if not (k and i and i < k) then
+    return redis.error_reply('ERR line: want 1 to 1024 shards and a shard below them')
+  end
 end
 if not (now and rate and burst and capacity and claim_ms and session_ms and queue_ms and refresh_ms and t_arg
     and ticket_epoch and window_ms and catchup_ms and usable_until and heartbeat_ms and share and failed_at
@@ -342,11 +346,13 @@ local s, n, migrated = {}, {}, false
 -- no event, invite or override splits none.
 local G = { text = {}, open = {}, w = { 10, 11, 12, 13 }, p = { 18, 19, 20 }, e = { 23, 24, 26, 27, 29, 34 },
   o = { 30, 31, 32, 33 }, m = { 35, 36, 37, 38, 39 } }
--- num parses a value: tonumber costs as much as a command, 0 and '' are
--- common.
+-- num parses a value: tonumber costs as much as a command, and 0, 1 and
+-- '' are common.
 local function num(v)
   if v == '0' then
     return 0
+  elseif v == '1' then
+    return 1
   elseif v ~= '' then
     return tonumber(v)
   end

@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "0c83e7393a1de8e6eeb03c9c0529e5a1d66ef808"
+const lineScriptSHA = "f07ff135e12604b7de46dcd5c7c10c8843739db9"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.
