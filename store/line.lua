@@ -339,13 +339,14 @@ local cold, cold_set = {}, {}
 local s, n, migrated = {}, {}, false
 -- Groups of the state's values that most calls leave alone: the random
 -- order's windows (w), the priority lane past its count (p), the event
--- past its state (e), the overrides (o) and the minutes' admissions (m).
+-- past its state (e), the overrides (o), the minutes' admissions (m) and
+-- what the history's record has still to be given (h).
 -- Each is one value of s, its members each followed by ';' ('' for all
 -- at their defaults), split only by a call that needs it (open) and
 -- otherwise written back as it was read: a poll of a first-come line with
 -- no event, invite or override splits none.
 local G = { text = {}, open = {}, w = { 10, 11, 12, 13 }, p = { 18, 19, 20 }, e = { 23, 24, 26, 27, 29, 34 },
-  o = { 30, 31, 32, 33 }, m = { 35, 36, 37, 38, 39 } }
+  o = { 30, 31, 32, 33 }, m = { 35, 36, 37, 38, 39 }, h = { 44, 45, 46, 47, 48, 49, 50, 51 } }
 -- num parses a value: tonumber costs as much as a command, and 0, 1 and
 -- '' are common.
 local function num(v)
@@ -372,14 +373,14 @@ do
   if packed then
     -- One match splits it (Lua allows 32 captures): ten times cheaper
     -- than a loop.
-    local v = { string.match(packed, '^' .. string.rep('([^,]*),', 22) .. '$') }
-    if #v ~= 22 then
+    local v = { string.match(packed, '^' .. string.rep('([^,]*),', 23) .. '$') }
+    if #v ~= 23 then
       return redis.error_reply('ERR line: the line\'s state is unreadable: nothing changed')
     end
     for j, i in ipairs({ 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 22, 40, 41, 42, 43 }) do
       s[i], n[i] = v[j], num(v[j])
     end
-    G.text = { w = v[18], p = v[19], e = v[20], o = v[21], m = v[22] }
+    G.text = { w = v[18], p = v[19], e = v[20], o = v[21], m = v[22], h = v[23] }
     open('o')
     if s[17] ~= '0' then
       open('p')
@@ -400,7 +401,7 @@ do
     for i = 1, 39 do
       n[i] = tonumber(s[i])
     end
-    G.open = { w = true, p = true, e = true, o = true, m = true }
+    G.open = { w = true, p = true, e = true, o = true, m = true, h = true }
   end
 end
 -- field is the line's string field name ('' for none), read on first use.
@@ -453,7 +454,7 @@ elseif op == 'reset' and s[1] then
   redis.call('UNLINK', line, sessions, called, waiting, arrivals, ended, windows)
   local later = math.max(now, n[1] + 1)
   s, n = { string.format('%d', later), [7] = paused_was, [8] = queue_all_was }, { later }
-  G.open = { w = true, p = true, e = true, o = true, m = true }
+  G.open = { w = true, p = true, e = true, o = true, m = true, h = true }
   cold, cold_set, migrated = { rkey = false, ev = false, ev_key = false, d_key = false }, {}, false
   set_field('rkey', random_key)
 end
@@ -657,7 +658,7 @@ local function alive(key, t)
 end
 -- count is how many entries of key have not expired: counted once a call
 -- and again only after the set changes (zadd, zrem).
-local counted, moved = {}, false
+local counted = {}
 local function count(key)
   local n = counted[key]
   if not n then
@@ -667,7 +668,7 @@ local function count(key)
   return n
 end
 local function zadd(key, score, t)
-  counted[key], moved = nil, true
+  counted[key] = nil
   redis.call('ZADD', key, score, t)
 end
 -- touch moves the expiry of t, alive in key: the count stays.
@@ -675,7 +676,7 @@ local function touch(key, score, t)
   redis.call('ZADD', key, score, t)
 end
 local function zrem(key, t)
-  counted[key], moved = nil, true
+  counted[key] = nil
   redis.call('ZREM', key, t)
 end
 
@@ -1105,10 +1106,67 @@ local refusals = refused
 if outcome == 3 or (outcome == 4 and op ~= 'poll') then
   refusals = refusals + 1
 end
-local note = math.floor(now / 1000) ~= marks.noted or moved or refusals > 0 or issued ~= issued0 or admitted ~= admitted0
-  or issued + p_issued ~= joined or (op ~= 'poll' and op ~= 'renew' and op ~= 'stats')
-if note then
-  marks.noted = math.floor(now / 1000)
+-- The history. What a call adds to its minute's record (tickets handed
+-- out, called, refusals, when the counters moved) is kept in the state
+-- (group h, pending) and added to the record by the first call of each
+-- second, with the counters, sessions and waiting tickets as that call
+-- leaves them: reading and writing the record costs a call of each second,
+-- not every call. An operator's action writes it at once. Pending counts
+-- of a minute gone by are added to that minute's record first.
+local pending
+do
+  local second = math.floor(now / 1000)
+  local flush = second ~= marks.noted or not (op == 'poll' or op == 'renew' or op == 'stats' or op == 'join'
+    or op == 'vip' or op == 'end')
+  if flush or refusals > 0 or issued ~= issued0 or admitted ~= admitted0 or issued + p_issued ~= joined then
+    open('h')
+    local function fresh(m)
+      return { m = m, joins = 0, calls = 0, refusals = 0, i_first = -1, i_last = -1, a_first = -1, a_last = -1 }
+    end
+    local function record(p, is, ad)
+      local slot = tostring(p.m % DAY)
+      local rec = {}
+      for v in string.gmatch(redis.call('HGET', history, slot) or '', '[^,]+') do
+        rec[#rec + 1] = tonumber(v) or 0
+      end
+      if rec[1] ~= p.m or #rec ~= 13 then
+        rec = { p.m, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, -1, -1 }
+      end
+      -- When in the minute the counters first and last moved (ms into
+      -- it), so that a reader can tell a burst from a steady stream.
+      if p.i_first >= 0 then
+        rec[10], rec[11] = rec[10] < 0 and p.i_first or rec[10], p.i_last
+      end
+      if p.a_first >= 0 then
+        rec[12], rec[13] = rec[12] < 0 and p.a_first or rec[12], p.a_last
+      end
+      rec[2], rec[3], rec[4], rec[7], rec[8] = epoch, is, ad, count(sessions), count(waiting)
+      rec[5], rec[6], rec[9] = rec[5] + p.joins, rec[6] + p.calls, rec[9] + p.refusals
+      redis.call('HSET', history, slot, table.concat(rec, ','))
+    end
+    pending = { m = n[44], joins = n[45] or 0, calls = n[46] or 0, refusals = n[47] or 0, i_first = n[48] or -1,
+      i_last = n[49] or -1, a_first = n[50] or -1, a_last = n[51] or -1 }
+    if pending.m ~= minute then
+      if pending.m and (pending.joins > 0 or pending.calls > 0 or pending.refusals > 0) then
+        record(pending, issued0, admitted0)
+      end
+      pending = fresh(minute)
+    end
+    local into = now - minute * 60000
+    if issued ~= issued0 then
+      pending.i_first, pending.i_last = pending.i_first < 0 and into or pending.i_first, into
+    end
+    if admitted ~= admitted0 then
+      pending.a_first, pending.a_last = pending.a_first < 0 and into or pending.a_first, into
+    end
+    pending.joins = pending.joins + issued + p_issued - joined
+    pending.calls = pending.calls + called_now
+    pending.refusals = pending.refusals + refusals
+    if flush then
+      record(pending, issued, admitted)
+      pending, marks.noted = false, second
+    end
+  end
 end
 
 -- A value the call left as it was is written as it was read; others
@@ -1147,10 +1205,17 @@ do
     o = table.concat({ o_rate and tostring(o_rate) or '', o_burst and int(31, o_burst) or '',
       o_cap and int(32, o_cap) or '', o_mode, '' }, ';')
   end
+  local h = G.text.h
+  if pending then
+    h = table.concat({ int(44, pending.m), int(45, pending.joins), int(46, pending.calls), int(47, pending.refusals),
+      int(48, pending.i_first), int(49, pending.i_last), int(50, pending.a_first), int(51, pending.a_last), '' }, ';')
+  elseif pending == false then
+    h = ''
+  end
   local packed = table.concat({ int(1, epoch), int(2, issued), int(3, admitted), int(4, tokens, '%.6f'), int(5, raw),
     int(6, lt), flag(paused), flag(queue_all), flag(random), int(15, trim_mark), int(16, trim_at), int(17, p_issued),
     int(22, ev_state), int(40, marks.swept), int(41, marks.noted), int(42, minute), int(43, recent),
-    w or '', p or '', e or '', o, m or '', '' }, ',')
+    w or '', p or '', e or '', o, m or '', h or '', '' }, ',')
   local strings = {}
   for name in pairs(cold_set) do
     strings[#strings + 1], strings[#strings + 2] = name, cold[name]
@@ -1165,31 +1230,6 @@ if migrated then
 end
 
 local live = count(sessions)
-if note then
-  local waiting_now = count(waiting)
-  local slot = tostring(minute % DAY)
-  local rec = {}
-  for v in string.gmatch(redis.call('HGET', history, slot) or '', '[^,]+') do
-    rec[#rec + 1] = tonumber(v) or 0
-  end
-  if rec[1] ~= minute or #rec ~= 13 then
-    rec = { minute, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, -1, -1 }
-  end
-  -- When in the minute the counters first and last moved (ms into it), so
-  -- that a reader can tell a burst from a steady stream.
-  local into = now - minute * 60000
-  if issued ~= issued0 then
-    rec[10], rec[11] = rec[10] < 0 and into or rec[10], into
-  end
-  if admitted ~= admitted0 then
-    rec[12], rec[13] = rec[12] < 0 and into or rec[12], into
-  end
-  rec[2], rec[3], rec[4], rec[7], rec[8] = epoch, issued, admitted, live, waiting_now
-  rec[5] = rec[5] + issued + p_issued - joined
-  rec[6] = rec[6] + called_now
-  rec[9] = rec[9] + refusals
-  redis.call('HSET', history, slot, table.concat(rec, ','))
-end
 
 -- The operator's action, with the state before and after it.
 if #audit_entry > 0 then

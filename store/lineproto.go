@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "f07ff135e12604b7de46dcd5c7c10c8843739db9"
+const lineScriptSHA = "898a36a59ca5c98f5c1c322357ed3bd3e3dd60ac"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.

@@ -1049,8 +1049,8 @@ func lineState(t testing.TB, st *store.Upstash, room string) []string {
 	t.Helper()
 	var s string
 	do(t, st, &s, "HGET", st.Keys(room)[0], "s")
-	if !strings.HasSuffix(s, ",") || strings.Count(s, ",") != 22 {
-		t.Fatalf("the line's state %q is not 22 values each followed by a comma", s)
+	if !strings.HasSuffix(s, ",") || strings.Count(s, ",") != 23 {
+		t.Fatalf("the line's state %q is not 23 values each followed by a comma", s)
 	}
 	return strings.Split(s, ",")
 }
