@@ -1,0 +1,96 @@
+package scriptbench
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRun measures a line of 100 with the real script on a real
+// redis-server: every call did what its operation is for (Check), and the
+// figures are those of a script that ran.
+func TestRun(t *testing.T) {
+	const waiting, calls = 100, 40
+	cfg := Config{Waiting: []int{waiting}, Calls: calls, Clients: 4, SaturationClients: 8, SaturationCalls: 300, FillClients: 8, Log: t.Logf}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Redis, "7.") && !strings.HasPrefix(res.Redis, "8.") {
+		t.Errorf("Redis version %q, want 7 or later (INFO server)", res.Redis)
+	}
+	if len(res.Lines) != 1 {
+		t.Fatalf("%d lines measured, want 1", len(res.Lines))
+	}
+	l := res.Lines[0]
+	if l.Waiting != waiting || l.Fill <= 0 {
+		t.Errorf("line of %d filled in %v, want %d filled in some time", l.Waiting, l.Fill, waiting)
+	}
+	for i, o := range l.Ops {
+		if o.Name != Ops[i] {
+			t.Errorf("operation %d is %s, want %s", i, o.Name, Ops[i])
+		}
+		// A script run costs microseconds, not nothing and not a second.
+		if us := o.UsecPerCall(); us < 1 || us > 100000 {
+			t.Errorf("%s: %.1f µs a call", o.Name, us)
+		}
+		// The line stays about as long as it was filled: the rate calls
+		// a few, the joins add calls, the admit takes calls away.
+		lo, hi := int64(waiting-10), int64(waiting+2)
+		if o.Name == OpJoin {
+			lo, hi = lo+calls, hi+calls
+		}
+		if o.WaitingAfter < lo || o.WaitingAfter > hi {
+			t.Errorf("%s: %d waiting after, want %d to %d", o.Name, o.WaitingAfter, lo, hi)
+		}
+	}
+	s := l.Saturation
+	if s.Clients != 8 || s.Calls != 300 {
+		t.Errorf("saturation of %d calls by %d clients, want 300 by 8", s.Calls, s.Clients)
+	}
+	// redis-server is one thread: it cannot be busy much longer than the
+	// wall time (its background threads are idle here).
+	if b := s.Busy(); b <= 0 || b > 1.5 {
+		t.Errorf("Redis busy %.2f of the wall time", b)
+	}
+	if s.PerCoreSecond() < s.PerSecond()/1.5 {
+		t.Errorf("%.0f calls per Redis CPU second, below the %.0f served per wall second", s.PerCoreSecond(), s.PerSecond())
+	}
+}
+
+// TestCheck: a run where a call did not do what its operation is for, or
+// Redis counted other script runs than the calls, is refused.
+func TestCheck(t *testing.T) {
+	good := func() Result {
+		l := Line{Waiting: 10, Saturation: Saturation{Clients: 2, Calls: 5, Scripts: 5, Did: 5, Wall: time.Second, RedisCPU: time.Second / 2, Usec: 500}}
+		for _, name := range Ops {
+			l.Ops = append(l.Ops, Op{Name: name, Calls: 3, Scripts: 3, Usec: 150, Did: 3, WaitingAfter: 10})
+		}
+		return Result{Lines: []Line{l}}
+	}
+	if err := good().Check(); err != nil {
+		t.Fatalf("a good run: %v", err)
+	}
+	for _, c := range []struct {
+		name  string
+		spoil func(*Line)
+		want  string
+	}{
+		{"a claim that did not claim", func(l *Line) { l.Ops[3].Did = 2 }, "claim: 2 of 3 calls"},
+		{"a script run not counted", func(l *Line) { l.Ops[0].Scripts = 2 }, "stats: Redis counted 2 script runs for 3 calls"},
+		{"no time", func(l *Line) { l.Ops[1].Usec = 0 }, "poll: no Redis time"},
+		{"an operation missing", func(l *Line) { l.Ops = l.Ops[:5] }, "5 operations measured"},
+		{"a poll that lost its place", func(l *Line) { l.Saturation.Did = 4 }, "4 kept their place"},
+		{"no CPU", func(l *Line) { l.Saturation.RedisCPU = 0 }, "no time measured"},
+	} {
+		r := good()
+		c.spoil(&r.Lines[0])
+		if err := r.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)
+		}
+	}
+}
