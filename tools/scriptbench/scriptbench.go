@@ -22,6 +22,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,8 +40,9 @@ type Config struct {
 	// Waiting are the line lengths measured, each on a fresh line.
 	Waiting []int
 	// Calls is how many calls each operation is measured over (at most
-	// store.MaxCallsPerOp: the claims are called in by one admit).
-	Calls int
+	// store.MaxCallsPerOp: the claims are called in by one admit), in
+	// Rounds rounds of as many calls each, each counted on its own.
+	Calls, Rounds int
 	// Clients call the script at once while an operation is measured.
 	Clients int
 	// SaturationClients poll at once in the saturation run, which makes
@@ -53,7 +55,7 @@ type Config struct {
 }
 
 // Default is the configuration make bench-script measures with.
-var Default = Config{Waiting: []int{1000, 100000, 1000000}, Calls: 2000, Clients: 8,
+var Default = Config{Waiting: []int{1000, 100000, 1000000}, Calls: 2000, Rounds: 10, Clients: 4,
 	SaturationClients: 32, SaturationCalls: 20000, FillClients: 64}
 
 // The operations, in the order they are measured on each line.
@@ -81,9 +83,9 @@ var Policy = store.Policy{Mode: store.Fifo, PerMinute: 6000, Burst: 1, Capacity:
 const PolicyText = "first come, first served; 6,000 called a minute (burst 1); capacity 100,000 (never reached); " +
 	"claim window 30 s, inactivity 90 s, heartbeat 30 s, queue timeout 15 min, refresh 10 s"
 
-// step is how far virtual time moves per call: far below every timeout,
-// over a run of tens of thousands of calls.
-const step = 100 * time.Microsecond
+// Step is how far virtual time moves per call: over a run of tens of
+// thousands of calls, far less than every timeout.
+const Step = 100 * time.Microsecond
 
 // Result is one run: every line length measured, on one redis-server.
 type Result struct {
@@ -107,9 +109,11 @@ type Line struct {
 type Op struct {
 	Name string
 	// Calls is how many calls were made; Scripts how many script runs
-	// Redis counted meanwhile (EVALSHA and EVAL), and Usec their CPU time.
+	// Redis counted meanwhile (EVALSHA and EVAL), and Usec their time.
 	Calls, Scripts int
 	Usec           int64
+	// Rounds are the µs per call of each round of the calls.
+	Rounds []float64
 	// Did is how many calls did what the operation is for: a stats call
 	// saw the line, a far poll kept its place, a join got a new ticket, a
 	// claim became a session, a renewal was granted, an ended session
@@ -119,8 +123,20 @@ type Op struct {
 	WaitingAfter int64
 }
 
-// UsecPerCall is the Redis CPU of one script run, in µs.
-func (o Op) UsecPerCall() float64 { return float64(o.Usec) / float64(max(o.Scripts, 1)) }
+// UsecPerCall is the Redis time of one script run, in µs: the median
+// round's, so that a moment when another process held the CPU that Redis
+// wanted does not count.
+func (o Op) UsecPerCall() float64 {
+	if len(o.Rounds) == 0 {
+		return float64(o.Usec) / float64(max(o.Scripts, 1))
+	}
+	r := slices.Clone(o.Rounds)
+	slices.Sort(r)
+	if len(r)%2 == 1 {
+		return r[len(r)/2]
+	}
+	return (r[len(r)/2-1] + r[len(r)/2]) / 2
+}
 
 // Saturation is the run of many clients polling the line at once.
 type Saturation struct {
@@ -178,6 +194,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	switch {
 	case cfg.Calls < 1 || cfg.Calls > store.MaxCallsPerOp:
 		return Result{}, fmt.Errorf("calls per operation %d: want 1 to %d", cfg.Calls, store.MaxCallsPerOp)
+	case cfg.Rounds < 1 || cfg.Rounds > cfg.Calls:
+		return Result{}, fmt.Errorf("%d rounds of %d calls: want 1 to %d rounds", cfg.Rounds, cfg.Calls, cfg.Calls)
 	case cfg.Clients < 1 || cfg.SaturationClients < 1 || cfg.FillClients < 1 || cfg.SaturationCalls < 1:
 		return Result{}, fmt.Errorf("clients and saturation calls must be at least 1")
 	}
@@ -230,7 +248,7 @@ type bench struct {
 }
 
 // now is the next call's time: a step later than the last.
-func (b *bench) now() time.Time { return b.t0.Add(time.Duration(b.ticks.Add(1)) * step) }
+func (b *bench) now() time.Time { return b.t0.Add(time.Duration(b.ticks.Add(1)) * Step) }
 
 // line fills room with n waiting tickets and measures each operation on it.
 func (b *bench) line(ctx context.Context, room string, n int) (Line, error) {
@@ -281,18 +299,22 @@ func (b *bench) line(ctx context.Context, room string, n int) (Line, error) {
 	measure := func(name string, call func(k int) (bool, error)) error {
 		o := Op{Name: name, Calls: calls}
 		var did atomic.Int64
-		var err error
-		o.Scripts, o.Usec, err = b.scripts(func() error {
-			return b.calls(calls, b.cfg.Clients, func(k int) error {
-				ok, err := call(k)
-				if ok {
-					did.Add(1)
-				}
-				return err
+		for r := range b.cfg.Rounds {
+			from, to := r*calls/b.cfg.Rounds, (r+1)*calls/b.cfg.Rounds
+			runs, usec, err := b.scripts(func() error {
+				return b.calls(to-from, b.cfg.Clients, func(k int) error {
+					ok, err := call(from + k)
+					if ok {
+						did.Add(1)
+					}
+					return err
+				})
 			})
-		})
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			o.Scripts, o.Usec = o.Scripts+runs, o.Usec+usec
+			o.Rounds = append(o.Rounds, float64(usec)/float64(max(runs, 1)))
 		}
 		o.Did, o.WaitingAfter = int(did.Load()), last.Load().Waiting()
 		l.Ops = append(l.Ops, o)

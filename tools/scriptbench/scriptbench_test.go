@@ -12,7 +12,7 @@ import (
 // figures are those of a script that ran.
 func TestRun(t *testing.T) {
 	const waiting, calls = 100, 40
-	cfg := Config{Waiting: []int{waiting}, Calls: calls, Clients: 4, SaturationClients: 8, SaturationCalls: 300, FillClients: 8, Log: t.Logf}
+	cfg := Config{Waiting: []int{waiting}, Calls: calls, Rounds: 4, Clients: 4, SaturationClients: 8, SaturationCalls: 300, FillClients: 8, Log: t.Logf}
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +59,21 @@ func TestRun(t *testing.T) {
 	}
 	if s.PerCoreSecond() < s.PerSecond()/1.5 {
 		t.Errorf("%.0f calls per Redis CPU second, below the %.0f served per wall second", s.PerCoreSecond(), s.PerSecond())
+	}
+}
+
+func TestUsecPerCall(t *testing.T) {
+	for _, c := range []struct {
+		op   Op
+		want float64
+	}{
+		{Op{Scripts: 4, Usec: 200}, 50},
+		{Op{Scripts: 4, Usec: 200, Rounds: []float64{90, 10, 30}}, 30},
+		{Op{Scripts: 4, Usec: 200, Rounds: []float64{90, 10, 30, 40}}, 35},
+	} {
+		if got := c.op.UsecPerCall(); got != c.want {
+			t.Errorf("%+v: %v µs a call, want %v", c.op, got, c.want)
+		}
 	}
 }
 

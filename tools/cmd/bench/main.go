@@ -14,8 +14,10 @@
 // waiting with a snapshot of the line per POP at -visitors, or -large
 // (make bench-pops, bench-pops-large), -host-only fresh against reused
 // sandboxes from tools/suites/e2e's request benchmarks (make bench-host),
-// and -figures-only the module sizes and the Fastly CLI's version the docs
-// quote (make figures).
+// -figures-only the module sizes and the Fastly CLI's version the docs
+// quote (make figures), and -script-only the Redis CPU of a call of the
+// store's script, this tree's against a baseline commit's, from
+// cmd/scriptbench's results (make bench-script).
 //
 //	go run ./cmd/bench -hotpaths hot.txt -wasm ../bin/main.go.wasm -hotpaths-wasm hot-wasm.txt \
 //	    [-tinygo-wasm ../bin/main.tinygo.wasm -tinygo-hotpaths hot-tinygo.txt -tinygo-version 0.33.0] \
@@ -26,10 +28,12 @@
 //	go run ./cmd/bench -pops-only [-large] -out ../BENCHMARKS.md -command "make bench-pops"
 //	go run ./cmd/bench -host-only -host go.txt [-tinygo-host tinygo.txt -tinygo-version 0.33.0] -host-requests 300 -out ../BENCHMARKS.md -command "make bench-host"
 //	go run ./cmd/bench -figures-only -wasm ../bin/main.go.wasm [-tinygo-wasm ../bin/main.tinygo.wasm -tinygo-version 0.33.0] -out ../BENCHMARKS.md -command "make figures"
+//	go run ./cmd/bench -script-only -script-today "today-1000.json ..." -script-baseline "baseline-1000.json ..." -script-commit abc1234 -script-baseline-commit 39117c1 -out ../BENCHMARKS.md -command "make bench-script"
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -38,6 +42,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
@@ -45,6 +50,7 @@ import (
 	"github.com/edgequeue/waitingroom/tools/load"
 	"github.com/edgequeue/waitingroom/tools/redisproc"
 	"github.com/edgequeue/waitingroom/tools/resp"
+	"github.com/edgequeue/waitingroom/tools/scriptbench"
 	"github.com/edgequeue/waitingroom/tools/sim"
 )
 
@@ -78,6 +84,11 @@ type options struct {
 	// (cliPackage).
 	hostOnly, figuresOnly bool
 	hostRequests          int
+	// scriptOnly writes the script's section from scriptbench's results
+	// of this tree (scriptToday, at scriptCommit) and of the baseline
+	// (scriptBaseline, at scriptBaselineCommit): space-separated files.
+	scriptOnly                                                      bool
+	scriptToday, scriptBaseline, scriptCommit, scriptBaselineCommit string
 }
 
 // drawTest is a chi-square test of the draw: package draw's order over
@@ -125,6 +136,11 @@ func main() {
 	flag.IntVar(&o.hostRequests, "host-requests", 0, "the requests of each request benchmark (-benchtime), for the report")
 	flag.BoolVar(&o.figuresOnly, "figures-only", false, "write only the figures' section of -out: the size of -wasm and -tinygo-wasm and the CLI's version")
 	flag.StringVar(&o.cliPackage, "cli-package", "fastlycli/package.json", "the package.json that installs the Fastly CLI")
+	flag.BoolVar(&o.scriptOnly, "script-only", false, "write only the script's section of -out from -script-today and -script-baseline")
+	flag.StringVar(&o.scriptToday, "script-today", "", "cmd/scriptbench's result `files` (space-separated) for this tree's script")
+	flag.StringVar(&o.scriptBaseline, "script-baseline", "", "cmd/scriptbench's result `files` (space-separated) for the baseline's script")
+	flag.StringVar(&o.scriptCommit, "script-commit", "", "this tree's commit, for the report")
+	flag.StringVar(&o.scriptBaselineCommit, "script-baseline-commit", "", "the baseline's commit, for the report")
 	flag.StringVar(&o.cacheDir, "cache", filepath.Join(os.TempDir(), "fastlyhost-bench-cache"), "compiled-code cache of the host")
 	flag.Parse()
 	log.SetFlags(0)
@@ -145,8 +161,8 @@ func main() {
 	defer stop()
 	do := run
 	switch {
-	case countTrue(o.floodsOnly, o.fairnessOnly, o.heartbeatOnly, o.popsOnly, o.hostOnly, o.figuresOnly) > 1:
-		log.Fatal("-floods-only, -fairness-only, -heartbeat-only, -pops-only, -host-only and -figures-only: one section at a time")
+	case countTrue(o.floodsOnly, o.fairnessOnly, o.heartbeatOnly, o.popsOnly, o.hostOnly, o.figuresOnly, o.scriptOnly) > 1:
+		log.Fatal("-floods-only, -fairness-only, -heartbeat-only, -pops-only, -host-only, -figures-only and -script-only: one section at a time")
 	case o.floodsOnly:
 		do = runFloods
 	case o.fairnessOnly:
@@ -159,6 +175,8 @@ func main() {
 		do = runHost
 	case o.figuresOnly:
 		do = runFigures
+	case o.scriptOnly:
+		do = runScript
 	}
 	if err := do(ctx, o); err != nil {
 		log.Fatal(err)
@@ -439,6 +457,75 @@ func runFigures(_ context.Context, o options) error {
 		cli, err = benchreport.FastlyCLIVersion(o.cliPackage)
 		return err
 	})
+}
+
+// runScript reads scriptbench's results of this tree and of the baseline
+// (run beforehand by make bench-script) and rewrites the script's section
+// of o.out.
+func runScript(_ context.Context, o options) error {
+	today := benchreport.ScriptRun{Name: "this tree", Commit: o.scriptCommit}
+	baseline := benchreport.ScriptRun{Name: "baseline", Commit: o.scriptBaselineCommit}
+	return rewrite(o, "script", "bench-script", func(res benchreport.Results) string {
+		return benchreport.ScriptSection(res, today, baseline, time.Since(o.began), scriptCommands(o, today.Result))
+	}, func(res *benchreport.Results) (err error) {
+		res.Machine = benchreport.DescribeMachine()
+		if today.Result, err = readScriptRuns(o.scriptToday); err != nil {
+			return fmt.Errorf("this tree's script: %w", err)
+		}
+		if baseline.Result, err = readScriptRuns(o.scriptBaseline); err != nil {
+			return fmt.Errorf("the baseline's script: %w", err)
+		}
+		return nil
+	})
+}
+
+// readScriptRuns reads scriptbench's results from files (space-separated)
+// as one, their lines in the order of the files.
+func readScriptRuns(files string) (scriptbench.Result, error) {
+	var all scriptbench.Result
+	if strings.TrimSpace(files) == "" {
+		return all, fmt.Errorf("no result files")
+	}
+	for _, f := range strings.Fields(files) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return all, err
+		}
+		var r scriptbench.Result
+		if err := json.Unmarshal(b, &r); err != nil {
+			return all, fmt.Errorf("%s: %w", f, err)
+		}
+		if err := r.Check(); err != nil {
+			return all, fmt.Errorf("%s: %w", f, err)
+		}
+		if len(all.Lines) == 0 {
+			all.Redis, all.Config = r.Redis, r.Config
+		}
+		all.Lines = append(all.Lines, r.Lines...)
+	}
+	return all, nil
+}
+
+// scriptCommands are the commands make bench-script ran, as the section
+// names them.
+func scriptCommands(o options, res scriptbench.Result) []string {
+	dir := "bin/baseline-" + o.scriptBaselineCommit
+	cfg := res.Config
+	flags := fmt.Sprintf("-calls %d -rounds %d -clients %d -saturation-clients %d -saturation-calls %d -fill-clients %d",
+		cfg.Calls, cfg.Rounds, cfg.Clients, cfg.SaturationClients, cfg.SaturationCalls, cfg.FillClients)
+	cmds := []string{
+		"make bench-script SCRIPT_BASELINE=" + o.scriptBaselineCommit + " # runs:",
+		"git archive " + o.scriptBaselineCommit + " -- ':(exclude)tools' | tar -x -C " + dir,
+		"cd tools && go build -o ../bin/bench/scriptbench-today ./cmd/scriptbench",
+		"# bin/bench/scriptbench-baseline.mod: tools/go.mod with replace github.com/edgequeue/waitingroom => " + dir,
+		"cd tools && go build -modfile ../bin/bench/scriptbench-baseline.mod -o ../bin/bench/scriptbench-baseline ./cmd/scriptbench",
+	}
+	for _, l := range res.Lines {
+		for _, side := range []string{"today", "baseline"} {
+			cmds = append(cmds, fmt.Sprintf("bin/bench/scriptbench-%s -waiting %d %s -out bin/bench/script-%s-%d.json", side, l.Waiting, flags, side, l.Waiting))
+		}
+	}
+	return append(cmds, `cd tools && go run ./cmd/bench -script-only -script-today "…" -script-baseline "…" -out ../BENCHMARKS.md -command "make bench-script"`)
 }
 
 // fairness measures each of o.fairness's rooms on the flash crowd, each on

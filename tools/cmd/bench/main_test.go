@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/edgequeue/waitingroom/tools/benchreport"
 	"github.com/edgequeue/waitingroom/tools/devstack"
+	"github.com/edgequeue/waitingroom/tools/scriptbench"
 	"github.com/edgequeue/waitingroom/tools/sim"
 )
 
@@ -220,6 +222,57 @@ func TestRunHost(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("the section lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// TestRunScript writes the script's section from two runs of scriptbench
+// on a line of 100 (the same script twice, as before the cheaper one is
+// merged), and refuses a run whose calls did not do what they should.
+func TestRunScript(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for _, side := range []string{"today", "baseline"} {
+		res, err := scriptbench.Run(context.Background(), scriptbench.Config{Waiting: []int{100}, Calls: 20, Rounds: 2, Clients: 2,
+			SaturationClients: 4, SaturationCalls: 100, FillClients: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if side == "baseline" {
+			// A broken baseline, written aside: a claim that did not claim.
+			res.Lines[0].Ops[3].Did--
+			b, _ := json.Marshal(res)
+			files["broken"] = filepath.Join(dir, "broken.json")
+			if err := os.WriteFile(files["broken"], b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res.Lines[0].Ops[3].Did++
+		}
+		b, _ := json.Marshal(res)
+		files[side] = filepath.Join(dir, side+".json")
+		if err := os.WriteFile(files[side], b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md := rewritten(t, "script", benchreport.ScriptHeading, "make bench-script", func(o options) error {
+		o.scriptToday, o.scriptBaseline, o.scriptCommit, o.scriptBaselineCommit = files["today"], files["baseline"], "abc1234", "39117c1"
+		return runScript(context.Background(), o)
+	})
+	for _, want := range []string{
+		"this tree (abc1234) against the baseline's, commit 39117c1",
+		"| operation | 100 waiting: this tree | baseline | ratio |",
+		"bin/bench/scriptbench-baseline -waiting 100 -calls 20 -rounds 2 -clients 2 -saturation-clients 4 -saturation-calls 100 -fill-clients 4 -out bin/bench/script-baseline-100.json",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the section lacks %q:\n%s", want, md)
+		}
+	}
+	out := filepath.Join(dir, "BENCHMARKS.md")
+	if err := os.WriteFile(out, []byte("# B\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := options{out: out, command: "make bench-script", began: time.Now(), scriptToday: files["today"], scriptBaseline: files["broken"]}
+	if err := runScript(context.Background(), o); err == nil || !strings.Contains(err.Error(), "claim: 19 of 20 calls") {
+		t.Errorf("a broken baseline: %v, want its claim refused", err)
 	}
 }
 

@@ -26,6 +26,7 @@ func main() {
 	cfg := scriptbench.Default
 	waiting := flag.String("waiting", joinInts(cfg.Waiting), "the line lengths measured, comma-separated")
 	flag.IntVar(&cfg.Calls, "calls", cfg.Calls, "calls each operation is measured over")
+	flag.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "rounds the calls are counted in, each on its own (the median round is reported)")
 	flag.IntVar(&cfg.Clients, "clients", cfg.Clients, "clients calling at once while an operation is measured")
 	flag.IntVar(&cfg.SaturationClients, "saturation-clients", cfg.SaturationClients, "clients polling at once in the saturation run")
 	flag.IntVar(&cfg.SaturationCalls, "saturation-calls", cfg.SaturationCalls, "calls of the saturation run")

@@ -1,0 +1,171 @@
+package benchreport
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edgequeue/waitingroom/tools/scriptbench"
+)
+
+// ScriptHeading opens the section on the Redis CPU of a call of the
+// store's script.
+const ScriptHeading = "## The store's script: Redis CPU per call, against a baseline"
+
+// ScriptRun is the store's script of one tree, measured by scriptbench.
+type ScriptRun struct {
+	// Name says which tree ("this tree", "baseline"), Commit which commit.
+	Name, Commit string
+	Result       scriptbench.Result
+}
+
+// opText says what each operation of scriptbench is.
+var opText = map[string]string{
+	scriptbench.OpStats: "stats",
+	scriptbench.OpPoll:  "poll, far from the front",
+	scriptbench.OpJoin:  "join",
+	scriptbench.OpClaim: "poll of a called ticket (claim)",
+	scriptbench.OpRenew: "renew",
+	scriptbench.OpEnd:   "end",
+}
+
+// ScriptSection renders the script's section: today's run against the
+// baseline's, line length by line length, each op as µs of Redis CPU per
+// call and the ratio of the two; commands are the commands that ran.
+func ScriptSection(res Results, today, baseline ScriptRun, took time.Duration, commands []string) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("%s", sectionHead(ScriptHeading, res, took, "make bench-script"))
+	cfg := today.Result.Config
+	w("The store's script (`store/line.lua`) of %s (%s) against the baseline's, commit %s (`SCRIPT_BASELINE`): "+
+		"both measured in the same run of `make bench-script` on the same machine, one after the other for each line length "+
+		"(this tree's first), by the same harness (`tools/scriptbench`, built once against this tree and once against the baseline's root module with a go.mod replace). "+
+		"Machine: %s; redis-server %s.\n\n",
+		today.Name, today.Commit, baseline.Commit, res.Machine.text(), today.Result.Redis)
+	w("Each line length is a fresh line of one room on a fresh keyspace: its tickets join through `store.Upstash` (%d clients, in process, at one virtual instant, the room paused so nobody is called), "+
+		"then the room is resumed and each operation is called %s times by %d clients, time moving on %v a call, in %d rounds of as many calls. "+
+		"Before each round `CONFIG RESETSTAT`; after it, `INFO commandstats`: the Redis time of EVALSHA ÷ its calls (usec_per_call); the figure is the median round's. "+
+		"Every call is checked to have done what its operation is for (a far poll kept its place, a join got a new ticket, a claim became a session, a renewal was granted, an ended session could no longer be renewed), "+
+		"and Redis must have counted exactly one script run per call, or the run fails. Room policy: %s.\n\n",
+		cfg.FillClients, thousands(float64(cfg.Calls)), cfg.Clients, scriptbench.Step, cfg.Rounds, scriptbench.PolicyText)
+	w("**Redis time per call, µs** (ratio: this tree ÷ baseline; below 1 is cheaper, and the issue's goal is 0.33 or less):\n\n")
+	lines := pairLines(today.Result, baseline.Result)
+	w("| operation |")
+	for _, l := range lines {
+		w(" %s waiting: this tree | baseline | ratio |", thousands(float64(l.waiting)))
+	}
+	w("\n|---|%s\n", strings.Repeat("---:|---:|---:|", len(lines)))
+	for _, op := range scriptbench.Ops {
+		w("| %s |", opText[op])
+		for _, l := range lines {
+			t, tok := findOp(l.today, op)
+			bl, bok := findOp(l.baseline, op)
+			w(" %s | %s | %s |", usText(t, tok), usText(bl, bok), ratioCell(t.UsecPerCall(), bl.UsecPerCall(), tok && bok))
+		}
+		w("\n")
+	}
+	w("\n**One core's ceiling**: %d clients poll tickets far from the front (%s polls, each of a different ticket in the line's back half) as fast as the machine lets them. "+
+		"*Calls per Redis CPU second* is the polls ÷ redis-server's user and system CPU time over the run (`INFO cpu`): what one core serves when Redis has it to itself. "+
+		"*Wall calls/s* is what this machine served, its clients sharing its cores with redis-server, and *busy* the share of the wall time redis-server was on a CPU.\n\n",
+		cfg.SaturationClients, thousands(float64(cfg.SaturationCalls)))
+	w("| waiting | this tree: calls per Redis CPU second | wall calls/s | busy | baseline: calls per Redis CPU second | wall calls/s | busy | ratio of calls per CPU second |\n")
+	w("|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, l := range lines {
+		w("| %s | %s | %s | %s |\n", thousands(float64(l.waiting)), satCells(l.today), satCells(l.baseline), satRatio(l.today, l.baseline))
+	}
+	w("\n")
+	var fills []string
+	for _, l := range lines {
+		fills = append(fills, fmt.Sprintf("%s waiting in %s (this tree) and %s (baseline)", thousands(float64(l.waiting)), fillText(l.today), fillText(l.baseline)))
+	}
+	w("- The lines filled: %s.\n", strings.Join(fills, "; "))
+	w("- usec_per_call is the time Redis spent inside the call, as Redis clocks it (wall time around the script): on a machine whose cores are busy with other work it includes the moments redis-server waited for a CPU, so figures from one run compare with each other better than with another machine's. The calls per Redis CPU second count CPU time only, and include what the call costs Redis outside the script (reading the request, writing the answer).\n")
+	w("- Commands (from the repository's root):\n\n```\n%s\n```\n", strings.Join(commands, "\n"))
+	return b.String()
+}
+
+// scriptLines is one line length's measurements in each run (nil where a
+// run lacks it).
+type scriptLines struct {
+	waiting         int
+	today, baseline *scriptbench.Line
+}
+
+// pairLines pairs the two runs' lines by length, in today's order, then
+// any only the baseline measured.
+func pairLines(today, baseline scriptbench.Result) []scriptLines {
+	var out []scriptLines
+	find := func(n int) int {
+		for i := range out {
+			if out[i].waiting == n {
+				return i
+			}
+		}
+		out = append(out, scriptLines{waiting: n})
+		return len(out) - 1
+	}
+	for i := range today.Lines {
+		out[find(today.Lines[i].Waiting)].today = &today.Lines[i]
+	}
+	for i := range baseline.Lines {
+		out[find(baseline.Lines[i].Waiting)].baseline = &baseline.Lines[i]
+	}
+	return out
+}
+
+func findOp(l *scriptbench.Line, name string) (scriptbench.Op, bool) {
+	if l == nil {
+		return scriptbench.Op{}, false
+	}
+	for _, o := range l.Ops {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return scriptbench.Op{}, false
+}
+
+func usText(o scriptbench.Op, ok bool) string {
+	if !ok {
+		return "not measured"
+	}
+	return strconv.FormatFloat(o.UsecPerCall(), 'f', 1, 64)
+}
+
+func ratioCell(ours, theirs float64, ok bool) string {
+	if !ok || theirs <= 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(ours/theirs, 'f', 2, 64)
+}
+
+func satCells(l *scriptbench.Line) string {
+	if l == nil {
+		return "not measured | – | –"
+	}
+	s := l.Saturation
+	return fmt.Sprintf("%s | %s | %s", thousands(s.PerCoreSecond()), thousands(s.PerSecond()), percent(s.Busy()))
+}
+
+func satRatio(today, baseline *scriptbench.Line) string {
+	if today == nil || baseline == nil {
+		return "–"
+	}
+	return ratioCell(today.Saturation.PerCoreSecond(), baseline.Saturation.PerCoreSecond(), true)
+}
+
+func fillText(l *scriptbench.Line) string {
+	if l == nil {
+		return "not measured"
+	}
+	if l.Fill < time.Minute {
+		return l.Fill.Round(100 * time.Millisecond).String()
+	}
+	return l.Fill.Round(time.Second).String()
+}
+
+// text is the machine as the report names it, without its Redis.
+func (m Machine) text() string {
+	return fmt.Sprintf("%s, %d cores, %.0f GiB; %s; %s", m.CPU, m.Cores, m.MemoryGiB, m.OS, m.Go)
+}
