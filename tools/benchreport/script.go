@@ -44,7 +44,8 @@ func ScriptSection(res Results, today, baseline ScriptRun, took time.Duration, c
 		"Machine: %s; redis-server %s.\n\n",
 		today.Name, today.Commit, baseline.Commit, res.Machine.text(), today.Result.Redis)
 	w("Each line length is a fresh line of one room on a fresh keyspace: its tickets join through `store.Upstash` (%d clients, in process, at one virtual instant, the room paused so nobody is called), "+
-		"then the room is resumed and each operation is called %s times by %d clients, time moving on %v a call, in %d rounds of as many calls. "+
+		"then the room is resumed and each operation is called %s times by %d clients, time moving on %v a call, in %d rounds of as many calls, in the order of the table: "+
+		"the joins lengthen the line by as many tickets, and an admit of as many (not measured) calls the front in for the claims, which the renewals and ends then use. "+
 		"Before each round `CONFIG RESETSTAT`; after it, `INFO commandstats`: the Redis time of EVALSHA ÷ its calls (usec_per_call); the figure is the median round's. "+
 		"Every call is checked to have done what its operation is for (a far poll kept its place, a join got a new ticket, a claim became a session, a renewal was granted, an ended session could no longer be renewed), "+
 		"and Redis must have counted exactly one script run per call, or the run fails. Room policy: %s.\n\n",
