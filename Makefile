@@ -212,12 +212,12 @@ bench-pops-large:
 	cd tools && go run ./cmd/bench -pops-only -large -out ../$(BENCH_OUT) -command "make bench-pops-large"
 
 # Only the store script's section of BENCHMARKS.md (issue 25): the Redis CPU of
-# each call (INFO commandstats) on one room whose line has SCRIPT_WAITING tickets
-# waiting, and one core's calls/s with 32 clients polling, of this tree's
+# each call (INFO cpu, INFO commandstats) on one room whose line has SCRIPT_WAITING
+# tickets waiting, and one core's calls/s with 32 clients polling, of this tree's
 # store/line.lua and of SCRIPT_BASELINE's. tools/cmd/scriptbench is built twice:
 # against this tree, and against the baseline's root module (git archive, and a
-# copy of tools/go.mod whose replace points there); both run here, one line
-# length after the other, so the ratios compare like with like.
+# copy of tools/go.mod whose replace points there); cmd/bench runs both side by
+# side, their passes taking turns, so the ratios compare like with like.
 SCRIPT_BASELINE ?= 39117c1
 SCRIPT_WAITING ?= 1000 100000 1000000
 SCRIPT_BASELINE_DIR = $(CURDIR)/bin/baseline-$(SCRIPT_BASELINE)
@@ -229,14 +229,8 @@ bench-script:
 	cd tools && go mod edit -modfile ../bin/bench/scriptbench-baseline.mod -replace github.com/edgequeue/waitingroom=$(SCRIPT_BASELINE_DIR)
 	cd tools && go build -o ../bin/bench/scriptbench-today ./cmd/scriptbench
 	cd tools && go build -modfile ../bin/bench/scriptbench-baseline.mod -o ../bin/bench/scriptbench-baseline ./cmd/scriptbench
-	rm -f bin/bench/script-today-*.json bin/bench/script-baseline-*.json
-	for n in $(SCRIPT_WAITING); do \
-		bin/bench/scriptbench-today -label today -waiting $$n -out bin/bench/script-today-$$n.json && \
-		bin/bench/scriptbench-baseline -label baseline -waiting $$n -out bin/bench/script-baseline-$$n.json || exit 1; \
-	done
 	cd tools && go run ./cmd/bench -script-only -started $$(cat ../bin/bench/script-started) \
-		-script-today "$(foreach n,$(SCRIPT_WAITING),../bin/bench/script-today-$(n).json)" \
-		-script-baseline "$(foreach n,$(SCRIPT_WAITING),../bin/bench/script-baseline-$(n).json)" \
+		-script-today ../bin/bench/scriptbench-today -script-baseline ../bin/bench/scriptbench-baseline -script-waiting "$(SCRIPT_WAITING)" \
 		-script-commit "$$(git describe --always --dirty)" -script-baseline-commit "$$(git rev-parse --short $(SCRIPT_BASELINE)^{commit})" \
 		-out ../$(BENCH_OUT) -command "make bench-script"
 

@@ -38,36 +38,26 @@ func ScriptSection(res Results, today, baseline ScriptRun, took time.Duration, c
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("%s", sectionHead(ScriptHeading, res, took, "make bench-script"))
 	cfg := today.Result.Config
-	w("The store's script (`store/line.lua`) of %s (%s) against the baseline's, commit %s (`SCRIPT_BASELINE`): "+
-		"both measured in the same run of `make bench-script` on the same machine, one after the other for each line length "+
-		"(this tree's first), by the same harness (`tools/scriptbench`, built once against this tree and once against the baseline's root module with a go.mod replace). "+
-		"Machine: %s; redis-server %s.\n\n",
-		today.Name, today.Commit, baseline.Commit, res.Machine.text(), today.Result.Redis)
+	w("The store's script (`store/line.lua`) of %s (%s) against the baseline's, commit %s (`SCRIPT_BASELINE`), "+
+		"both measured in this one run of `make bench-script` on this machine by the same harness (`tools/scriptbench`), built twice: against this tree, and against the baseline's root module (a go.mod replace). "+
+		"The two builds run side by side, each with a redis-server of its own: for each line length both fill their lines at once, then their passes take turns (%d each, who goes first alternating), "+
+		"so that the machine's other work weighs on both alike. Machine: %s; redis-server %s.\n\n",
+		today.Name, today.Commit, baseline.Commit, cfg.Passes, res.Machine.text(), today.Result.Redis)
 	w("Each line length is a fresh line of one room on a fresh keyspace: its tickets join through `store.Upstash` (%d clients, in process, at one virtual instant, the room paused so nobody is called), "+
-		"then the room is resumed and each operation is called %s times by %d clients, time moving on %v a call, in %d rounds of as many calls, in the order of the table: "+
+		"then the room is resumed. A pass calls each operation %s times by %d clients, in %d rounds of as many calls, time moving on %v a call, in the order of the tables: "+
 		"the joins lengthen the line by as many tickets, and an admit of as many (not measured) calls the front in for the claims, which the renewals and ends then use. "+
-		"Before each round `CONFIG RESETSTAT`; after it, `INFO commandstats`: the Redis time of EVALSHA ÷ its calls (usec_per_call); the figure is the median round's. "+
+		"Before each round `CONFIG RESETSTAT` and `INFO cpu`; after it `INFO cpu` and `INFO commandstats`. "+
 		"Every call is checked to have done what its operation is for (a far poll kept its place, a join got a new ticket, a claim became a session, a renewal was granted, an ended session could no longer be renewed), "+
 		"and Redis must have counted exactly one script run per call, or the run fails. Room policy: %s.\n\n",
-		cfg.FillClients, thousands(float64(cfg.Calls)), cfg.Clients, scriptbench.Step, cfg.Rounds, scriptbench.PolicyText)
-	w("**Redis time per call, µs** (ratio: this tree ÷ baseline; below 1 is cheaper, and the issue's goal is 0.33 or less):\n\n")
+		cfg.FillClients, thousands(float64(cfg.Calls)), cfg.Clients, cfg.Rounds, scriptbench.Step, scriptbench.PolicyText)
 	lines := pairLines(today.Result, baseline.Result)
-	w("| operation |")
-	for _, l := range lines {
-		w(" %s waiting: this tree | baseline | ratio |", thousands(float64(l.waiting)))
-	}
-	w("\n|---|%s\n", strings.Repeat("---:|---:|---:|", len(lines)))
-	for _, op := range scriptbench.Ops {
-		w("| %s |", opText[op])
-		for _, l := range lines {
-			t, tok := findOp(l.today, op)
-			bl, bok := findOp(l.baseline, op)
-			w(" %s | %s | %s |", usText(t, tok), usText(bl, bok), ratioCell(t.UsecPerCall(), bl.UsecPerCall(), tok && bok))
-		}
-		w("\n")
-	}
-	w("\n**One core's ceiling**: %d clients poll tickets far from the front (%s polls, each of a different ticket in the line's back half) as fast as the machine lets them. "+
-		"*Calls per Redis CPU second* is the polls ÷ redis-server's user and system CPU time over the run (`INFO cpu`): what one core serves when Redis has it to itself. "+
+	w("**Redis CPU per call, µs**: the CPU time of redis-server's main thread over a round ÷ its calls (`INFO cpu`), the median round's; the whole call (reading it, the script, answering), and no wait for a CPU. " +
+		"Ratio: this tree ÷ baseline; below 1 is cheaper, and the issue's goal is 0.33 or less.\n\n")
+	opTable(w, lines, scriptbench.Op.CPUPerCall)
+	w("\n**usec_per_call of EVALSHA, µs** (`INFO commandstats`), the median round's: the time Redis clocks around the script itself, by the wall clock, so on a machine whose cores are busy with other work it includes moments redis-server waited for a CPU.\n\n")
+	opTable(w, lines, scriptbench.Op.UsecPerCall)
+	w("\n**One core's ceiling**: %d clients poll tickets far from the front (%s polls a pass, spread over the line's back half) as fast as the machine lets them. "+
+		"*Calls per Redis CPU second* is the polls ÷ the CPU time of redis-server's main thread over the run (`INFO cpu`): what one core serves when Redis has it to itself. "+
 		"*Wall calls/s* is what this machine served, its clients sharing its cores with redis-server, and *busy* the share of the wall time redis-server was on a CPU.\n\n",
 		cfg.SaturationClients, thousands(float64(cfg.SaturationCalls)))
 	w("| waiting | this tree: calls per Redis CPU second | wall calls/s | busy | baseline: calls per Redis CPU second | wall calls/s | busy | ratio of calls per CPU second |\n")
@@ -81,9 +71,28 @@ func ScriptSection(res Results, today, baseline ScriptRun, took time.Duration, c
 		fills = append(fills, fmt.Sprintf("%s waiting in %s (this tree) and %s (baseline)", thousands(float64(l.waiting)), fillText(l.today), fillText(l.baseline)))
 	}
 	w("- The lines filled: %s.\n", strings.Join(fills, "; "))
-	w("- usec_per_call is the time Redis spent inside the call, as Redis clocks it (wall time around the script): on a machine whose cores are busy with other work it includes the moments redis-server waited for a CPU, so figures from one run compare with each other better than with another machine's. The calls per Redis CPU second count CPU time only, and include what the call costs Redis outside the script (reading the request, writing the answer).\n")
+	w("- The cores this ran on were shared with other work, which slows every figure alike: the ratios, from one run, compare better than the figures do with another machine's.\n")
 	w("- Commands (from the repository's root):\n\n```\n%s\n```\n", strings.Join(commands, "\n"))
 	return b.String()
+}
+
+// opTable writes a table of each operation's µs per call, as per says,
+// at each line length: this tree's, the baseline's and their ratio.
+func opTable(w func(string, ...any), lines []scriptLines, per func(scriptbench.Op) float64) {
+	w("| operation |")
+	for _, l := range lines {
+		w(" %s waiting: this tree | baseline | ratio |", thousands(float64(l.waiting)))
+	}
+	w("\n|---|%s\n", strings.Repeat("---:|---:|---:|", len(lines)))
+	for _, op := range scriptbench.Ops {
+		w("| %s |", opText[op])
+		for _, l := range lines {
+			t, tok := findOp(l.today, op)
+			bl, bok := findOp(l.baseline, op)
+			w(" %s | %s | %s |", usText(per(t), tok), usText(per(bl), bok), ratioCell(per(t), per(bl), tok && bok))
+		}
+		w("\n")
+	}
 }
 
 // scriptLines is one line length's measurements in each run (nil where a
@@ -127,11 +136,11 @@ func findOp(l *scriptbench.Line, name string) (scriptbench.Op, bool) {
 	return scriptbench.Op{}, false
 }
 
-func usText(o scriptbench.Op, ok bool) string {
+func usText(us float64, ok bool) string {
 	if !ok {
 		return "not measured"
 	}
-	return strconv.FormatFloat(o.UsecPerCall(), 'f', 1, 64)
+	return strconv.FormatFloat(us, 'f', 1, 64)
 }
 
 func ratioCell(ours, theirs float64, ok bool) string {

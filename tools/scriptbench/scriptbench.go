@@ -1,16 +1,17 @@
 // Package scriptbench measures what one call of the store's script
-// (store/line.lua) costs Redis: the CPU per call INFO commandstats counts
-// (usec_per_call of EVALSHA) for each operation on one room whose line holds
-// a given number of waiting tickets, and the calls one Redis core serves
-// when 32 clients poll that room at once.
+// (store/line.lua) costs Redis, for each operation on one room whose line
+// holds a given number of waiting tickets: the CPU time of Redis's main
+// thread per call (INFO cpu) and the time Redis clocks around the script
+// (INFO commandstats' usec_per_call of EVALSHA); and the calls one Redis
+// core serves when 32 clients poll that room at once.
 //
 // It drives the script only through package store's public API, on its
 // own redis-server (tools/redisproc) behind the REST stand-in
 // (tools/upstashdev), so the same code measures the script of another
 // commit: make bench-script builds it once against this tree and once
-// against the baseline's root module (a go.mod replace), and writes both
-// results, side by side, into BENCHMARKS.md. That is why it imports
-// nothing else of the repository.
+// against the baseline's root module (a go.mod replace), and runs the two
+// side by side, their passes taking turns (Serve, Proc). That is why it
+// imports nothing else of the repository.
 //
 // Time is virtual: every call passes its own now, so the line can be
 // filled for minutes of wall time while it stands at one instant, and no
@@ -39,10 +40,11 @@ import (
 type Config struct {
 	// Waiting are the line lengths measured, each on a fresh line.
 	Waiting []int
-	// Calls is how many calls each operation is measured over (at most
-	// store.MaxCallsPerOp: the claims are called in by one admit), in
-	// Rounds rounds of as many calls each, each counted on its own.
-	Calls, Rounds int
+	// Calls is how many calls each operation is measured over in a pass
+	// (at most store.MaxCallsPerOp: the claims are called in by one
+	// admit), in Rounds rounds of as many calls each, each counted on its
+	// own; each line is measured in Passes passes, one after the other.
+	Calls, Rounds, Passes int
 	// Clients call the script at once while an operation is measured.
 	Clients int
 	// SaturationClients poll at once in the saturation run, which makes
@@ -55,8 +57,8 @@ type Config struct {
 }
 
 // Default is the configuration make bench-script measures with.
-var Default = Config{Waiting: []int{1000, 100000, 1000000}, Calls: 2000, Rounds: 10, Clients: 4,
-	SaturationClients: 32, SaturationCalls: 20000, FillClients: 64}
+var Default = Config{Waiting: []int{1000, 100000, 1000000}, Calls: 2000, Rounds: 10, Passes: 3, Clients: 4,
+	SaturationClients: 32, SaturationCalls: 10000, FillClients: 64}
 
 // The operations, in the order they are measured on each line.
 const (
@@ -71,16 +73,17 @@ const (
 // Ops are the operations measured, in order.
 var Ops = []string{OpStats, OpPoll, OpJoin, OpClaim, OpRenew, OpEnd}
 
-// Policy is the room's policy: first come, first served, 6,000 called a
+// Policy is the room's policy: first come, first served, 600 called a
 // minute, up to 100,000 active, and the settings' defaults otherwise. The
-// rate calls a ticket every 10 ms of virtual time, so the calling code runs
-// as it does in a live room; the capacity never binds.
-var Policy = store.Policy{Mode: store.Fifo, PerMinute: 6000, Burst: 1, Capacity: 100000,
+// rate calls a ticket every 100 ms of virtual time, about one call in a
+// thousand, so the calling code runs as it does in a live room; the
+// capacity never binds.
+var Policy = store.Policy{Mode: store.Fifo, PerMinute: 600, Burst: 1, Capacity: 100000,
 	ClaimWindow: 30 * time.Second, SessionTTL: 90 * time.Second, QueueTimeout: 15 * time.Minute,
 	Refresh: 10 * time.Second, CatchUp: 10 * time.Second, Heartbeat: 30 * time.Second, PriorityShare: 0.2}
 
 // PolicyText describes Policy for the report.
-const PolicyText = "first come, first served; 6,000 called a minute (burst 1); capacity 100,000 (never reached); " +
+const PolicyText = "first come, first served; 600 called a minute (burst 1); capacity 100,000 (never reached); " +
 	"claim window 30 s, inactivity 90 s, heartbeat 30 s, queue timeout 15 min, refresh 10 s"
 
 // Step is how far virtual time moves per call: over a run of tens of
@@ -105,15 +108,37 @@ type Line struct {
 	Saturation Saturation
 }
 
+// Add adds a pass's measurements of the same line to l's.
+func (l *Line) Add(pass Line) {
+	if len(l.Ops) == 0 {
+		*l = pass
+		l.Ops = slices.Clone(pass.Ops)
+		return
+	}
+	for i := range min(len(l.Ops), len(pass.Ops)) {
+		o, p := &l.Ops[i], pass.Ops[i]
+		o.Calls, o.Scripts, o.Usec, o.CPU, o.Did = o.Calls+p.Calls, o.Scripts+p.Scripts, o.Usec+p.Usec, o.CPU+p.CPU, o.Did+p.Did
+		o.Rounds, o.CPURounds = append(o.Rounds, p.Rounds...), append(o.CPURounds, p.CPURounds...)
+		o.WaitingAfter = p.WaitingAfter
+	}
+	s, p := &l.Saturation, pass.Saturation
+	s.Calls, s.Scripts, s.Usec, s.Did = s.Calls+p.Calls, s.Scripts+p.Scripts, s.Usec+p.Usec, s.Did+p.Did
+	s.Wall, s.RedisCPU = s.Wall+p.Wall, s.RedisCPU+p.RedisCPU
+}
+
 // Op is one operation measured over Calls calls.
 type Op struct {
 	Name string
 	// Calls is how many calls were made; Scripts how many script runs
-	// Redis counted meanwhile (EVALSHA and EVAL), and Usec their time.
+	// Redis counted meanwhile (EVALSHA and EVAL), Usec their time as
+	// Redis clocks it (INFO commandstats), and CPU the CPU time of
+	// Redis's main thread meanwhile (INFO cpu).
 	Calls, Scripts int
 	Usec           int64
-	// Rounds are the µs per call of each round of the calls.
-	Rounds []float64
+	CPU            time.Duration
+	// Rounds are the µs per call of each round of the calls, by
+	// commandstats; CPURounds by CPU time.
+	Rounds, CPURounds []float64
 	// Did is how many calls did what the operation is for: a stats call
 	// saw the line, a far poll kept its place, a join got a new ticket, a
 	// claim became a session, a renewal was granted, an ended session
@@ -123,14 +148,30 @@ type Op struct {
 	WaitingAfter int64
 }
 
-// UsecPerCall is the Redis time of one script run, in µs: the median
-// round's, so that a moment when another process held the CPU that Redis
-// wanted does not count.
+// UsecPerCall is the Redis time of one script run, in µs, as INFO
+// commandstats counts it (usec_per_call): the median round's, so that a
+// moment when another process held the CPU that Redis wanted counts less.
+// Redis clocks a command by the wall clock, so on a busy machine this
+// includes waits for a CPU.
 func (o Op) UsecPerCall() float64 {
 	if len(o.Rounds) == 0 {
 		return float64(o.Usec) / float64(max(o.Scripts, 1))
 	}
-	r := slices.Clone(o.Rounds)
+	return median(o.Rounds)
+}
+
+// CPUPerCall is the CPU time of Redis's main thread per call, in µs: the
+// median round's. It counts the whole call (reading the request, the
+// script, writing the answer), and no wait for a CPU.
+func (o Op) CPUPerCall() float64 {
+	if len(o.CPURounds) == 0 {
+		return float64(o.CPU.Microseconds()) / float64(max(o.Calls, 1))
+	}
+	return median(o.CPURounds)
+}
+
+func median(v []float64) float64 {
+	r := slices.Clone(v)
 	slices.Sort(r)
 	if len(r)%2 == 1 {
 		return r[len(r)/2]
@@ -141,8 +182,9 @@ func (o Op) UsecPerCall() float64 {
 // Saturation is the run of many clients polling the line at once.
 type Saturation struct {
 	Clients, Calls, Scripts int
-	// Wall is the run's wall time; RedisCPU the redis-server's user and
-	// system CPU time over it (INFO cpu), and Usec its scripts' time.
+	// Wall is the run's wall time; RedisCPU the user and system CPU time
+	// of redis-server's main thread over it (INFO cpu), and Usec its
+	// scripts' time by commandstats.
 	Wall, RedisCPU time.Duration
 	Usec           int64
 	// Did is how many polls kept their place.
@@ -174,8 +216,8 @@ func (r Result) Check() error {
 				return fmt.Errorf("line of %d, %s: Redis counted %d script runs for %d calls", l.Waiting, o.Name, o.Scripts, o.Calls)
 			case o.Did != o.Calls:
 				return fmt.Errorf("line of %d, %s: %d of %d calls did what they should", l.Waiting, o.Name, o.Did, o.Calls)
-			case o.Usec <= 0:
-				return fmt.Errorf("line of %d, %s: no Redis time counted", l.Waiting, o.Name)
+			case o.Usec <= 0 || o.CPU <= 0:
+				return fmt.Errorf("line of %d, %s: no Redis time counted (%d µs, CPU %v)", l.Waiting, o.Name, o.Usec, o.CPU)
 			}
 		}
 		s := l.Saturation
@@ -189,76 +231,113 @@ func (r Result) Check() error {
 	return nil
 }
 
-// Run measures cfg on a redis-server of its own.
+// Run measures cfg on a redis-server of its own: each line length in
+// turn, in cfg.Passes passes.
 func Run(ctx context.Context, cfg Config) (Result, error) {
-	switch {
-	case cfg.Calls < 1 || cfg.Calls > store.MaxCallsPerOp:
-		return Result{}, fmt.Errorf("calls per operation %d: want 1 to %d", cfg.Calls, store.MaxCallsPerOp)
-	case cfg.Rounds < 1 || cfg.Rounds > cfg.Calls:
-		return Result{}, fmt.Errorf("%d rounds of %d calls: want 1 to %d rounds", cfg.Rounds, cfg.Calls, cfg.Calls)
-	case cfg.Clients < 1 || cfg.SaturationClients < 1 || cfg.FillClients < 1 || cfg.SaturationCalls < 1:
-		return Result{}, fmt.Errorf("clients and saturation calls must be at least 1")
+	b, err := Start(cfg)
+	if err != nil {
+		return Result{}, err
 	}
+	defer b.Close()
+	res := Result{Redis: b.Redis, Config: cfg}
 	for _, n := range cfg.Waiting {
-		if n < 2 {
-			return Result{}, fmt.Errorf("a line of %d: want at least 2 waiting", n)
-		}
-	}
-	if cfg.Log == nil {
-		cfg.Log = func(string, ...any) {}
-	}
-	srv, err := redisproc.Start()
-	if err != nil {
-		return Result{}, err
-	}
-	defer srv.Close()
-	rc, err := resp.Dial(srv.Addr, 10*time.Second)
-	if err != nil {
-		return Result{}, err
-	}
-	defer rc.Close()
-	const token = "scriptbench"
-	b := &bench{cfg: cfg, rc: rc, st: &store.Upstash{URL: "http://upstash", Token: token,
-		Transport: direct{upstashdev.New(srv.Addr, token)}, Timeout: time.Minute, RandomKey: "scriptbench"}}
-	info, err := b.info("server")
-	if err != nil {
-		return Result{}, err
-	}
-	res := Result{Redis: info["redis_version"], Config: cfg}
-	for i, n := range cfg.Waiting {
-		if _, err := rc.Do("FLUSHALL"); err != nil {
+		if err := b.Fill(ctx, n); err != nil {
 			return Result{}, err
 		}
-		l, err := b.line(ctx, "scriptbench-"+strconv.Itoa(i), n)
-		if err != nil {
-			return Result{}, fmt.Errorf("line of %d: %w", n, err)
+		var l Line
+		for range cfg.Passes {
+			pass, err := b.Pass(ctx)
+			if err != nil {
+				return Result{}, err
+			}
+			l.Add(pass)
 		}
 		res.Lines = append(res.Lines, l)
 	}
 	return res, nil
 }
 
-// bench is one run's store, Redis connection and virtual clock.
-type bench struct {
+// Bench is a redis-server of its own with one room's line in it, which
+// Fill fills and Pass measures.
+type Bench struct {
+	// Redis is the server's version.
+	Redis string
 	cfg   Config
+	srv   *redisproc.Server
 	rc    *resp.Conn
 	st    *store.Upstash
-	t0    time.Time
-	ticks atomic.Int64
+	// The line: its room, length, epoch, fill time and passes so far.
+	room   string
+	n      int
+	epoch  int64
+	fill   time.Duration
+	passes int
+	t0     time.Time
+	ticks  atomic.Int64
+}
+
+// Start checks cfg (but its Waiting) and starts a redis-server.
+func Start(cfg Config) (*Bench, error) {
+	switch {
+	case cfg.Calls < 1 || cfg.Calls > store.MaxCallsPerOp:
+		return nil, fmt.Errorf("calls per operation %d: want 1 to %d", cfg.Calls, store.MaxCallsPerOp)
+	case cfg.Rounds < 1 || cfg.Rounds > cfg.Calls:
+		return nil, fmt.Errorf("%d rounds of %d calls: want 1 to %d rounds", cfg.Rounds, cfg.Calls, cfg.Calls)
+	case cfg.Passes < 1 || cfg.Clients < 1 || cfg.SaturationClients < 1 || cfg.FillClients < 1 || cfg.SaturationCalls < 1:
+		return nil, fmt.Errorf("passes, clients and saturation calls must be at least 1")
+	}
+	if cfg.Log == nil {
+		cfg.Log = func(string, ...any) {}
+	}
+	srv, err := redisproc.Start()
+	if err != nil {
+		return nil, err
+	}
+	rc, err := resp.Dial(srv.Addr, 10*time.Second)
+	if err != nil {
+		srv.Close()
+		return nil, err
+	}
+	const token = "scriptbench"
+	b := &Bench{cfg: cfg, srv: srv, rc: rc, st: &store.Upstash{URL: "http://upstash", Token: token,
+		Transport: direct{upstashdev.New(srv.Addr, token)}, Timeout: time.Minute, RandomKey: "scriptbench"}}
+	info, err := b.info("server")
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	b.Redis = info["redis_version"]
+	return b, nil
+}
+
+// Close stops the redis-server.
+func (b *Bench) Close() {
+	b.rc.Close()
+	b.srv.Close()
 }
 
 // now is the next call's time: a step later than the last.
-func (b *bench) now() time.Time { return b.t0.Add(time.Duration(b.ticks.Add(1)) * Step) }
+func (b *Bench) now() time.Time { return b.t0.Add(time.Duration(b.ticks.Add(1)) * Step) }
 
-// line fills room with n waiting tickets and measures each operation on it.
-func (b *bench) line(ctx context.Context, room string, n int) (Line, error) {
+// Fill empties Redis and fills a new room's line with n waiting tickets,
+// all joined at one instant, the room paused so none is called; then it
+// resumes the room.
+func (b *Bench) Fill(ctx context.Context, n int) error {
+	if n < 2 {
+		return fmt.Errorf("a line of %d: want at least 2 waiting", n)
+	}
+	if _, err := b.rc.Do("FLUSHALL"); err != nil {
+		return err
+	}
+	b.room, b.n, b.passes = "scriptbench-"+strconv.Itoa(n), n, 0
 	b.t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	b.ticks.Store(0)
+	room := b.room
 	p := Policy
 	api := store.Actor{Via: "api"}
 	// Paused while it fills, so nobody is called: every ticket joins at t0.
 	if _, err := b.st.Operate(ctx, room, p, store.Action{Op: string(store.Pause), Actor: api}, b.t0); err != nil {
-		return Line{}, err
+		return err
 	}
 	start := time.Now()
 	var filled atomic.Int64
@@ -272,21 +351,37 @@ func (b *bench) line(ctx context.Context, room string, n int) (Line, error) {
 		return nil
 	})
 	if err != nil {
-		return Line{}, err
+		return err
 	}
-	l := Line{Fill: time.Since(start)}
-	b.cfg.Log("%s: %d joined in %v", room, n, l.Fill.Round(time.Millisecond))
-	before, err := b.st.Operate(ctx, room, p, store.Action{Op: string(store.Resume), Actor: api}, b.now())
+	b.fill = time.Since(start)
+	b.cfg.Log("%s: %d joined in %v", room, n, b.fill.Round(time.Millisecond))
+	line, err := b.st.Operate(ctx, room, p, store.Action{Op: string(store.Resume), Actor: api}, b.now())
+	if err != nil {
+		return err
+	}
+	// Resuming may call the burst in at once.
+	if line.Issued != int64(n) || line.Waiting() < int64(n-p.Burst) {
+		return fmt.Errorf("filled with %d joins, the line has %d tickets, %d waiting", n, line.Issued, line.Waiting())
+	}
+	b.epoch = line.Epoch
+	return nil
+}
+
+// Pass measures each operation, then the saturation run, on the line
+// Fill filled. Passes can follow one another: each leaves the line as
+// long as it found it, less the few the rate called.
+func (b *Bench) Pass(ctx context.Context) (Line, error) {
+	if b.room == "" {
+		return Line{}, fmt.Errorf("no line to measure: Fill first")
+	}
+	b.passes++
+	room, epoch, calls, p := b.room, b.epoch, b.cfg.Calls, Policy
+	api := store.Actor{Via: "api"}
+	l := Line{Waiting: b.n, Fill: b.fill}
+	start, err := b.st.Stats(ctx, room, p, b.now())
 	if err != nil {
 		return Line{}, err
 	}
-	// Resuming may call the burst in at once.
-	if before.Issued != int64(n) || before.Waiting() < int64(n-p.Burst) {
-		return Line{}, fmt.Errorf("filled with %d joins, the line has %d tickets, %d waiting", n, before.Issued, before.Waiting())
-	}
-	l.Waiting = n
-	epoch := before.Epoch
-	calls := b.cfg.Calls
 
 	// far is the k-th ticket far from the front: in the back half of the
 	// line, round and round when there are fewer than the calls.
@@ -301,7 +396,7 @@ func (b *bench) line(ctx context.Context, room string, n int) (Line, error) {
 		var did atomic.Int64
 		for r := range b.cfg.Rounds {
 			from, to := r*calls/b.cfg.Rounds, (r+1)*calls/b.cfg.Rounds
-			runs, usec, err := b.scripts(func() error {
+			t, err := b.scripts(func() error {
 				return b.calls(to-from, b.cfg.Clients, func(k int) error {
 					ok, err := call(from + k)
 					if ok {
@@ -313,8 +408,9 @@ func (b *bench) line(ctx context.Context, room string, n int) (Line, error) {
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
-			o.Scripts, o.Usec = o.Scripts+runs, o.Usec+usec
-			o.Rounds = append(o.Rounds, float64(usec)/float64(max(runs, 1)))
+			o.Scripts, o.Usec, o.CPU = o.Scripts+t.runs, o.Usec+t.usec, o.CPU+t.cpu
+			o.Rounds = append(o.Rounds, float64(t.usec)/float64(max(t.runs, 1)))
+			o.CPURounds = append(o.CPURounds, float64(t.cpu.Microseconds())/float64(to-from))
 		}
 		o.Did, o.WaitingAfter = int(did.Load()), last.Load().Waiting()
 		l.Ops = append(l.Ops, o)
@@ -324,7 +420,7 @@ func (b *bench) line(ctx context.Context, room string, n int) (Line, error) {
 	err = measure(OpStats, func(int) (bool, error) {
 		line, err := b.st.Stats(ctx, room, p, b.now())
 		keep(line)
-		return err == nil && line.Epoch == epoch && line.Issued == int64(n), err
+		return err == nil && line.Epoch == epoch && line.Issued == start.Issued, err
 	})
 	if err != nil {
 		return Line{}, err
@@ -341,7 +437,7 @@ func (b *bench) line(ctx context.Context, room string, n int) (Line, error) {
 	}
 	issued := last.Load().Issued
 	err = measure(OpJoin, func(k int) (bool, error) {
-		pl, err := b.st.Join(ctx, room, p, "new-"+strconv.Itoa(k), b.now())
+		pl, err := b.st.Join(ctx, room, p, fmt.Sprintf("new-%d-%d", b.passes, k), b.now())
 		keep(pl.Line)
 		return err == nil && pl.Outcome == store.Waiting && pl.Ticket > issued, err
 	})
@@ -404,7 +500,7 @@ func (b *bench) line(ctx context.Context, room string, n int) (Line, error) {
 		return Line{}, fmt.Errorf("saturation: %w", err)
 	}
 	for _, o := range l.Ops {
-		b.cfg.Log("%s: %s: %.1f µs of Redis CPU a call (%d calls), %d waiting after", room, o.Name, o.UsecPerCall(), o.Calls, o.WaitingAfter)
+		b.cfg.Log("%s: %s: %.1f µs a call by commandstats, %.1f µs of CPU (%d calls), %d waiting after", room, o.Name, o.UsecPerCall(), o.CPUPerCall(), o.Calls, o.WaitingAfter)
 	}
 	s := l.Saturation
 	b.cfg.Log("%s: %d clients polling: %.0f calls/s (Redis %.0f%% busy), %.0f calls per Redis CPU second",
@@ -414,17 +510,13 @@ func (b *bench) line(ctx context.Context, room string, n int) (Line, error) {
 
 // saturate has many clients poll tickets far from the front of line at
 // once, and measures the calls served against wall and Redis CPU time.
-func (b *bench) saturate(ctx context.Context, room string, line store.Line, epoch int64) (Saturation, error) {
+func (b *Bench) saturate(ctx context.Context, room string, line store.Line, epoch int64) (Saturation, error) {
 	s := Saturation{Clients: b.cfg.SaturationClients, Calls: b.cfg.SaturationCalls}
 	mid := line.Admitted + line.Waiting()/2
 	span := line.Issued - mid
-	cpu0, err := b.cpu()
-	if err != nil {
-		return s, err
-	}
 	var did atomic.Int64
 	start := time.Now()
-	s.Scripts, s.Usec, err = b.scripts(func() error {
+	t, err := b.scripts(func() error {
 		return b.calls(s.Calls, s.Clients, func(k int) error {
 			// Spread over the back half: a prime stride visits every ticket.
 			t := store.Ticket{Number: mid + 1 + int64(k)*7919%span, Epoch: epoch}
@@ -439,17 +531,13 @@ func (b *bench) saturate(ctx context.Context, room string, line store.Line, epoc
 	if err != nil {
 		return s, err
 	}
-	cpu1, err := b.cpu()
-	if err != nil {
-		return s, err
-	}
-	s.RedisCPU, s.Did = cpu1-cpu0, int(did.Load())
+	s.Scripts, s.Usec, s.RedisCPU, s.Did = t.runs, t.usec, t.cpu, int(did.Load())
 	return s, nil
 }
 
 // calls runs call(0) to call(n-1) on clients goroutines at once, and
 // stops at the first error.
-func (b *bench) calls(n, clients int, call func(k int) error) error {
+func (b *Bench) calls(n, clients int, call func(k int) error) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var once sync.Once
@@ -475,19 +563,36 @@ func (b *bench) calls(n, clients int, call func(k int) error) error {
 	return first
 }
 
+// tally is what Redis counted over some calls: the script runs (EVALSHA,
+// and EVAL when Redis had to be sent the source), their time by
+// commandstats, and the main thread's CPU time.
+type tally struct {
+	runs int
+	usec int64
+	cpu  time.Duration
+}
+
 // scripts runs do between a reset of Redis's command statistics and a
-// reading of them: the script runs (EVALSHA, and EVAL when Redis had to be
-// sent the source) and their CPU time.
-func (b *bench) scripts(do func() error) (runs int, usec int64, err error) {
+// reading of them, and between two readings of its CPU time.
+func (b *Bench) scripts(do func() error) (t tally, err error) {
 	if _, err := b.rc.Do("CONFIG", "RESETSTAT"); err != nil {
-		return 0, 0, err
+		return t, err
+	}
+	cpu0, err := b.cpu()
+	if err != nil {
+		return t, err
 	}
 	if err := do(); err != nil {
-		return 0, 0, err
+		return t, err
 	}
+	cpu1, err := b.cpu()
+	if err != nil {
+		return t, err
+	}
+	t.cpu = cpu1 - cpu0
 	stats, err := b.info("commandstats")
 	if err != nil {
-		return 0, 0, err
+		return t, err
 	}
 	for _, name := range []string{"cmdstat_evalsha", "cmdstat_eval"} {
 		for _, f := range strings.Split(stats[name], ",") {
@@ -495,23 +600,29 @@ func (b *bench) scripts(do func() error) (runs int, usec int64, err error) {
 			n, _ := strconv.ParseInt(v, 10, 64)
 			switch k {
 			case "calls":
-				runs += int(n)
+				t.runs += int(n)
 			case "usec":
-				usec += n
+				t.usec += n
 			}
 		}
 	}
-	return runs, usec, nil
+	return t, nil
 }
 
-// cpu is the redis-server's user and system CPU time so far.
-func (b *bench) cpu() (time.Duration, error) {
+// cpu is the user and system CPU time of redis-server's main thread so
+// far, the thread that runs every command (Redis 7's INFO cpu), or of the
+// whole process where Redis does not say.
+func (b *Bench) cpu() (time.Duration, error) {
 	info, err := b.info("cpu")
 	if err != nil {
 		return 0, err
 	}
+	keys := []string{"used_cpu_user_main_thread", "used_cpu_sys_main_thread"}
+	if _, ok := info[keys[0]]; !ok {
+		keys = []string{"used_cpu_user", "used_cpu_sys"}
+	}
 	var total time.Duration
-	for _, k := range []string{"used_cpu_user", "used_cpu_sys"} {
+	for _, k := range keys {
 		s, err := strconv.ParseFloat(info[k], 64)
 		if err != nil {
 			return 0, fmt.Errorf("INFO cpu: %s %q: %w", k, info[k], err)
@@ -522,7 +633,7 @@ func (b *bench) cpu() (time.Duration, error) {
 }
 
 // info is a section of INFO as its fields.
-func (b *bench) info(section string) (map[string]string, error) {
+func (b *Bench) info(section string) (map[string]string, error) {
 	v, err := b.rc.Do("INFO", section)
 	if err != nil {
 		return nil, err

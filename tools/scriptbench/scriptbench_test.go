@@ -2,6 +2,8 @@ package scriptbench
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,8 +13,8 @@ import (
 // redis-server: every call did what its operation is for (Check), and the
 // figures are those of a script that ran.
 func TestRun(t *testing.T) {
-	const waiting, calls = 100, 40
-	cfg := Config{Waiting: []int{waiting}, Calls: calls, Rounds: 4, Clients: 4, SaturationClients: 8, SaturationCalls: 300, FillClients: 8, Log: t.Logf}
+	const waiting, calls, passes = 100, 40, 2
+	cfg := Config{Waiting: []int{waiting}, Calls: calls, Rounds: 4, Passes: passes, Clients: 4, SaturationClients: 8, SaturationCalls: 300, FillClients: 8, Log: t.Logf}
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -34,13 +36,19 @@ func TestRun(t *testing.T) {
 		if o.Name != Ops[i] {
 			t.Errorf("operation %d is %s, want %s", i, o.Name, Ops[i])
 		}
+		if o.Calls != calls*passes || len(o.Rounds) != 4*passes || len(o.CPURounds) != 4*passes {
+			t.Errorf("%s: %d calls in %d and %d rounds, want %d in %d", o.Name, o.Calls, len(o.Rounds), len(o.CPURounds), calls*passes, 4*passes)
+		}
 		// A script run costs microseconds, not nothing and not a second.
 		if us := o.UsecPerCall(); us < 1 || us > 100000 {
 			t.Errorf("%s: %.1f µs a call", o.Name, us)
 		}
+		if us := o.CPUPerCall(); us < 1 || us > 100000 {
+			t.Errorf("%s: %.1f µs of CPU a call", o.Name, us)
+		}
 		// The line stays about as long as it was filled: the rate calls
 		// a few, the joins add calls, the admit takes calls away.
-		lo, hi := int64(waiting-10), int64(waiting+2)
+		lo, hi := int64(waiting-5*passes), int64(waiting+2)
 		if o.Name == OpJoin {
 			lo, hi = lo+calls, hi+calls
 		}
@@ -49,8 +57,8 @@ func TestRun(t *testing.T) {
 		}
 	}
 	s := l.Saturation
-	if s.Clients != 8 || s.Calls != 300 {
-		t.Errorf("saturation of %d calls by %d clients, want 300 by 8", s.Calls, s.Clients)
+	if s.Clients != 8 || s.Calls != 300*passes {
+		t.Errorf("saturation of %d calls by %d clients, want %d by 8", s.Calls, s.Clients, 300*passes)
 	}
 	// redis-server is one thread: it cannot be busy much longer than the
 	// wall time (its background threads are idle here).
@@ -83,7 +91,7 @@ func TestCheck(t *testing.T) {
 	good := func() Result {
 		l := Line{Waiting: 10, Saturation: Saturation{Clients: 2, Calls: 5, Scripts: 5, Did: 5, Wall: time.Second, RedisCPU: time.Second / 2, Usec: 500}}
 		for _, name := range Ops {
-			l.Ops = append(l.Ops, Op{Name: name, Calls: 3, Scripts: 3, Usec: 150, Did: 3, WaitingAfter: 10})
+			l.Ops = append(l.Ops, Op{Name: name, Calls: 3, Scripts: 3, Usec: 150, CPU: 200 * time.Microsecond, Did: 3, WaitingAfter: 10})
 		}
 		return Result{Lines: []Line{l}}
 	}
@@ -98,6 +106,7 @@ func TestCheck(t *testing.T) {
 		{"a claim that did not claim", func(l *Line) { l.Ops[3].Did = 2 }, "claim: 2 of 3 calls"},
 		{"a script run not counted", func(l *Line) { l.Ops[0].Scripts = 2 }, "stats: Redis counted 2 script runs for 3 calls"},
 		{"no time", func(l *Line) { l.Ops[1].Usec = 0 }, "poll: no Redis time"},
+		{"no CPU time", func(l *Line) { l.Ops[2].CPU = 0 }, "join: no Redis time"},
 		{"an operation missing", func(l *Line) { l.Ops = l.Ops[:5] }, "5 operations measured"},
 		{"a poll that lost its place", func(l *Line) { l.Saturation.Did = 4 }, "4 kept their place"},
 		{"no CPU", func(l *Line) { l.Saturation.RedisCPU = 0 }, "no time measured"},
@@ -107,5 +116,37 @@ func TestCheck(t *testing.T) {
 		if err := r.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestServe: a request Serve does not know, or a pass before a fill, is
+// answered with an error, and the requests after it are still served.
+func TestServe(t *testing.T) {
+	cfg := Config{Calls: 4, Rounds: 1, Passes: 1, Clients: 1, SaturationClients: 1, SaturationCalls: 4, FillClients: 2}
+	var out strings.Builder
+	if err := Serve(context.Background(), cfg, strings.NewReader("pass\nfill x\nhello\nfill 10\npass\n"), &out); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var r Reply
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		switch {
+		case r.Error != "":
+			got = append(got, "error: "+r.Error)
+		case r.Config != nil && r.Redis != "":
+			got = append(got, "hello")
+		case r.Line != nil:
+			got = append(got, fmt.Sprintf("line of %d, %d stats calls", r.Line.Waiting, r.Line.Ops[0].Calls))
+		default:
+			got = append(got, "ok")
+		}
+	}
+	want := []string{"hello", "error: pass: no line to measure: Fill first", `error: fill x: strconv.Atoi: parsing "x": invalid syntax`,
+		`error: request "hello": want "fill N" or "pass"`, "ok", "line of 10, 4 stats calls"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("answers:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

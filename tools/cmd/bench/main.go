@@ -16,8 +16,8 @@
 // sandboxes from tools/suites/e2e's request benchmarks (make bench-host),
 // -figures-only the module sizes and the Fastly CLI's version the docs
 // quote (make figures), and -script-only the Redis CPU of a call of the
-// store's script, this tree's against a baseline commit's, from
-// cmd/scriptbench's results (make bench-script).
+// store's script, this tree's against a baseline commit's, each measured
+// by its own build of cmd/scriptbench (make bench-script).
 //
 //	go run ./cmd/bench -hotpaths hot.txt -wasm ../bin/main.go.wasm -hotpaths-wasm hot-wasm.txt \
 //	    [-tinygo-wasm ../bin/main.tinygo.wasm -tinygo-hotpaths hot-tinygo.txt -tinygo-version 0.33.0] \
@@ -28,12 +28,11 @@
 //	go run ./cmd/bench -pops-only [-large] -out ../BENCHMARKS.md -command "make bench-pops"
 //	go run ./cmd/bench -host-only -host go.txt [-tinygo-host tinygo.txt -tinygo-version 0.33.0] -host-requests 300 -out ../BENCHMARKS.md -command "make bench-host"
 //	go run ./cmd/bench -figures-only -wasm ../bin/main.go.wasm [-tinygo-wasm ../bin/main.tinygo.wasm -tinygo-version 0.33.0] -out ../BENCHMARKS.md -command "make figures"
-//	go run ./cmd/bench -script-only -script-today "today-1000.json ..." -script-baseline "baseline-1000.json ..." -script-commit abc1234 -script-baseline-commit 39117c1 -out ../BENCHMARKS.md -command "make bench-script"
+//	go run ./cmd/bench -script-only -script-today ../bin/bench/scriptbench-today -script-baseline ../bin/bench/scriptbench-baseline [-script-waiting "1000 100000"] -script-commit abc1234 -script-baseline-commit 39117c1 -out ../BENCHMARKS.md -command "make bench-script"
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -84,11 +83,13 @@ type options struct {
 	// (cliPackage).
 	hostOnly, figuresOnly bool
 	hostRequests          int
-	// scriptOnly writes the script's section from scriptbench's results
-	// of this tree (scriptToday, at scriptCommit) and of the baseline
-	// (scriptBaseline, at scriptBaselineCommit): space-separated files.
-	scriptOnly                                                      bool
-	scriptToday, scriptBaseline, scriptCommit, scriptBaselineCommit string
+	// scriptOnly measures the store's script with two builds of
+	// cmd/scriptbench, this tree's (scriptToday, at scriptCommit) and the
+	// baseline's (scriptBaseline, at scriptBaselineCommit), on lines of
+	// scriptWaiting (space-separated), and writes the script's section.
+	// scriptArgs are more flags for both (space-separated).
+	scriptOnly                                                                                 bool
+	scriptToday, scriptBaseline, scriptCommit, scriptBaselineCommit, scriptWaiting, scriptArgs string
 }
 
 // drawTest is a chi-square test of the draw: package draw's order over
@@ -136,9 +137,11 @@ func main() {
 	flag.IntVar(&o.hostRequests, "host-requests", 0, "the requests of each request benchmark (-benchtime), for the report")
 	flag.BoolVar(&o.figuresOnly, "figures-only", false, "write only the figures' section of -out: the size of -wasm and -tinygo-wasm and the CLI's version")
 	flag.StringVar(&o.cliPackage, "cli-package", "fastlycli/package.json", "the package.json that installs the Fastly CLI")
-	flag.BoolVar(&o.scriptOnly, "script-only", false, "write only the script's section of -out from -script-today and -script-baseline")
-	flag.StringVar(&o.scriptToday, "script-today", "", "cmd/scriptbench's result `files` (space-separated) for this tree's script")
-	flag.StringVar(&o.scriptBaseline, "script-baseline", "", "cmd/scriptbench's result `files` (space-separated) for the baseline's script")
+	flag.BoolVar(&o.scriptOnly, "script-only", false, "measure only the store's script with -script-today and -script-baseline, and rewrite its section of -out")
+	flag.StringVar(&o.scriptToday, "script-today", "", "cmd/scriptbench built against this tree")
+	flag.StringVar(&o.scriptBaseline, "script-baseline", "", "cmd/scriptbench built against the baseline")
+	flag.StringVar(&o.scriptWaiting, "script-waiting", "1000 100000 1000000", "the line lengths the script is measured on, space-separated")
+	flag.StringVar(&o.scriptArgs, "script-args", "", "more flags for both builds of cmd/scriptbench, space-separated")
 	flag.StringVar(&o.scriptCommit, "script-commit", "", "this tree's commit, for the report")
 	flag.StringVar(&o.scriptBaselineCommit, "script-baseline-commit", "", "the baseline's commit, for the report")
 	flag.StringVar(&o.cacheDir, "cache", filepath.Join(os.TempDir(), "fastlyhost-bench-cache"), "compiled-code cache of the host")
@@ -459,73 +462,91 @@ func runFigures(_ context.Context, o options) error {
 	})
 }
 
-// runScript reads scriptbench's results of this tree and of the baseline
-// (run beforehand by make bench-script) and rewrites the script's section
-// of o.out.
-func runScript(_ context.Context, o options) error {
-	today := benchreport.ScriptRun{Name: "this tree", Commit: o.scriptCommit}
-	baseline := benchreport.ScriptRun{Name: "baseline", Commit: o.scriptBaselineCommit}
+// runScript has two harnesses measure the store's script, this tree's and
+// the baseline's (built beforehand by make bench-script), and rewrites the
+// script's section of o.out. For each line length both fill their lines at
+// once, then their passes take turns, so that the machine's other work
+// weighs on both alike.
+func runScript(ctx context.Context, o options) error {
+	runs := []*benchreport.ScriptRun{{Name: "this tree", Commit: o.scriptCommit}, {Name: "baseline", Commit: o.scriptBaselineCommit}}
 	return rewrite(o, "script", "bench-script", func(res benchreport.Results) string {
-		return benchreport.ScriptSection(res, today, baseline, time.Since(o.began), scriptCommands(o, today.Result))
-	}, func(res *benchreport.Results) (err error) {
+		return benchreport.ScriptSection(res, *runs[0], *runs[1], time.Since(o.began), scriptCommands(o, runs[0].Result.Config))
+	}, func(res *benchreport.Results) error {
 		res.Machine = benchreport.DescribeMachine()
-		if today.Result, err = readScriptRuns(o.scriptToday); err != nil {
-			return fmt.Errorf("this tree's script: %w", err)
+		waiting := strings.Join(strings.Fields(o.scriptWaiting), ",")
+		var procs []*scriptbench.Proc
+		defer func() {
+			for _, p := range procs {
+				p.Close()
+			}
+		}()
+		for i, bin := range []string{o.scriptToday, o.scriptBaseline} {
+			args := append([]string{"-label", []string{"today", "baseline"}[i], "-waiting", waiting}, strings.Fields(o.scriptArgs)...)
+			p, err := scriptbench.StartProc(bin, args...)
+			if err != nil {
+				return err
+			}
+			procs = append(procs, p)
+			runs[i].Result = scriptbench.Result{Redis: p.Redis, Config: p.Config}
 		}
-		if baseline.Result, err = readScriptRuns(o.scriptBaseline); err != nil {
-			return fmt.Errorf("the baseline's script: %w", err)
+		cfg := procs[0].Config
+		for _, n := range cfg.Waiting {
+			errs := make(chan error, len(procs))
+			for i, p := range procs {
+				go func() { errs <- wrap(runs[i].Name, p.Fill(n)) }()
+			}
+			for range procs {
+				if err := <-errs; err != nil {
+					return err
+				}
+			}
+			lines := make([]scriptbench.Line, len(procs))
+			for pass := range cfg.Passes {
+				for k := range procs {
+					i := (k + pass) % len(procs) // who goes first takes turns too
+					l, err := procs[i].Pass()
+					if err != nil {
+						return wrap(runs[i].Name, err)
+					}
+					lines[i].Add(l)
+				}
+			}
+			for i := range runs {
+				runs[i].Result.Lines = append(runs[i].Result.Lines, lines[i])
+			}
+		}
+		for _, r := range runs {
+			if err := r.Result.Check(); err != nil {
+				return wrap(r.Name, err)
+			}
 		}
 		return nil
 	})
 }
 
-// readScriptRuns reads scriptbench's results from files (space-separated)
-// as one, their lines in the order of the files.
-func readScriptRuns(files string) (scriptbench.Result, error) {
-	var all scriptbench.Result
-	if strings.TrimSpace(files) == "" {
-		return all, fmt.Errorf("no result files")
+// wrap names whose err it is, if any.
+func wrap(who string, err error) error {
+	if err == nil {
+		return nil
 	}
-	for _, f := range strings.Fields(files) {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return all, err
-		}
-		var r scriptbench.Result
-		if err := json.Unmarshal(b, &r); err != nil {
-			return all, fmt.Errorf("%s: %w", f, err)
-		}
-		if err := r.Check(); err != nil {
-			return all, fmt.Errorf("%s: %w", f, err)
-		}
-		if len(all.Lines) == 0 {
-			all.Redis, all.Config = r.Redis, r.Config
-		}
-		all.Lines = append(all.Lines, r.Lines...)
-	}
-	return all, nil
+	return fmt.Errorf("%s: %w", who, err)
 }
 
 // scriptCommands are the commands make bench-script ran, as the section
 // names them.
-func scriptCommands(o options, res scriptbench.Result) []string {
+func scriptCommands(o options, cfg scriptbench.Config) []string {
 	dir := "bin/baseline-" + o.scriptBaselineCommit
-	cfg := res.Config
-	flags := fmt.Sprintf("-calls %d -rounds %d -clients %d -saturation-clients %d -saturation-calls %d -fill-clients %d",
-		cfg.Calls, cfg.Rounds, cfg.Clients, cfg.SaturationClients, cfg.SaturationCalls, cfg.FillClients)
-	cmds := []string{
-		"make bench-script SCRIPT_BASELINE=" + o.scriptBaselineCommit + " # runs:",
+	return []string{
+		"make bench-script SCRIPT_BASELINE=" + o.scriptBaselineCommit + " SCRIPT_WAITING=\"" + strings.Join(strings.Fields(o.scriptWaiting), " ") + "\" # runs:",
 		"git archive " + o.scriptBaselineCommit + " -- ':(exclude)tools' | tar -x -C " + dir,
 		"cd tools && go build -o ../bin/bench/scriptbench-today ./cmd/scriptbench",
 		"# bin/bench/scriptbench-baseline.mod: tools/go.mod with replace github.com/edgequeue/waitingroom => " + dir,
 		"cd tools && go build -modfile ../bin/bench/scriptbench-baseline.mod -o ../bin/bench/scriptbench-baseline ./cmd/scriptbench",
+		"cd tools && go run ./cmd/bench -script-only -script-today ../bin/bench/scriptbench-today -script-baseline ../bin/bench/scriptbench-baseline \\",
+		"    -script-waiting \"" + strings.Join(strings.Fields(o.scriptWaiting), " ") + "\" -script-baseline-commit " + o.scriptBaselineCommit + " -out ../BENCHMARKS.md -command \"make bench-script\"",
+		fmt.Sprintf("# which runs each harness as: scriptbench -serve -waiting %s -calls %d -rounds %d -passes %d -clients %d -saturation-clients %d -saturation-calls %d -fill-clients %d",
+			strings.Join(strings.Fields(o.scriptWaiting), ","), cfg.Calls, cfg.Rounds, cfg.Passes, cfg.Clients, cfg.SaturationClients, cfg.SaturationCalls, cfg.FillClients),
 	}
-	for _, l := range res.Lines {
-		for _, side := range []string{"today", "baseline"} {
-			cmds = append(cmds, fmt.Sprintf("bin/bench/scriptbench-%s -waiting %d %s -out bin/bench/script-%s-%d.json", side, l.Waiting, flags, side, l.Waiting))
-		}
-	}
-	return append(cmds, `cd tools && go run ./cmd/bench -script-only -script-today "…" -script-baseline "…" -out ../BENCHMARKS.md -command "make bench-script"`)
 }
 
 // fairness measures each of o.fairness's rooms on the flash crowd, each on

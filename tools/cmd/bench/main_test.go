@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/edgequeue/waitingroom/tools/benchreport"
 	"github.com/edgequeue/waitingroom/tools/devstack"
-	"github.com/edgequeue/waitingroom/tools/scriptbench"
 	"github.com/edgequeue/waitingroom/tools/sim"
 )
 
@@ -225,54 +224,39 @@ func TestRunHost(t *testing.T) {
 	}
 }
 
-// TestRunScript writes the script's section from two runs of scriptbench
-// on a line of 100 (the same script twice, as before the cheaper one is
-// merged), and refuses a run whose calls did not do what they should.
+// TestRunScript has two harnesses (the same build twice, as before the
+// cheaper script is merged) take turns on a line of 100, and writes the
+// script's section from them.
 func TestRunScript(t *testing.T) {
-	dir := t.TempDir()
-	files := map[string]string{}
-	for _, side := range []string{"today", "baseline"} {
-		res, err := scriptbench.Run(context.Background(), scriptbench.Config{Waiting: []int{100}, Calls: 20, Rounds: 2, Clients: 2,
-			SaturationClients: 4, SaturationCalls: 100, FillClients: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if side == "baseline" {
-			// A broken baseline, written aside: a claim that did not claim.
-			res.Lines[0].Ops[3].Did--
-			b, _ := json.Marshal(res)
-			files["broken"] = filepath.Join(dir, "broken.json")
-			if err := os.WriteFile(files["broken"], b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			res.Lines[0].Ops[3].Did++
-		}
-		b, _ := json.Marshal(res)
-		files[side] = filepath.Join(dir, side+".json")
-		if err := os.WriteFile(files[side], b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	bin := filepath.Join(t.TempDir(), "scriptbench")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/edgequeue/waitingroom/tools/cmd/scriptbench").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	md := rewritten(t, "script", benchreport.ScriptHeading, "make bench-script", func(o options) error {
-		o.scriptToday, o.scriptBaseline, o.scriptCommit, o.scriptBaselineCommit = files["today"], files["baseline"], "abc1234", "39117c1"
+		o.scriptToday, o.scriptBaseline, o.scriptCommit, o.scriptBaselineCommit = bin, bin, "abc1234", "39117c1"
+		o.scriptWaiting, o.scriptArgs = "100", "-calls 20 -rounds 2 -passes 2 -clients 2 -saturation-clients 4 -saturation-calls 100 -fill-clients 4"
 		return runScript(context.Background(), o)
 	})
 	for _, want := range []string{
 		"this tree (abc1234) against the baseline's, commit 39117c1",
 		"| operation | 100 waiting: this tree | baseline | ratio |",
-		"bin/bench/scriptbench-baseline -waiting 100 -calls 20 -rounds 2 -clients 2 -saturation-clients 4 -saturation-calls 100 -fill-clients 4 -out bin/bench/script-baseline-100.json",
+		"scriptbench -serve -waiting 100 -calls 20 -rounds 2 -passes 2 -clients 2 -saturation-clients 4 -saturation-calls 100 -fill-clients 4",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the section lacks %q:\n%s", want, md)
 		}
 	}
-	out := filepath.Join(dir, "BENCHMARKS.md")
+	// A harness that cannot measure fails the run, and the section is kept.
+	out := filepath.Join(t.TempDir(), "BENCHMARKS.md")
 	if err := os.WriteFile(out, []byte("# B\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o := options{out: out, command: "make bench-script", began: time.Now(), scriptToday: files["today"], scriptBaseline: files["broken"]}
-	if err := runScript(context.Background(), o); err == nil || !strings.Contains(err.Error(), "claim: 19 of 20 calls") {
-		t.Errorf("a broken baseline: %v, want its claim refused", err)
+	o := options{out: out, command: "make bench-script", began: time.Now(), scriptToday: bin, scriptBaseline: bin, scriptWaiting: "1"}
+	if err := runScript(context.Background(), o); err == nil || !strings.Contains(err.Error(), "a line of 1") {
+		t.Errorf("a line of 1: %v, want it refused", err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "# B\n" {
+		t.Errorf("a failed run wrote the report:\n%s", b)
 	}
 }
 

@@ -1,11 +1,14 @@
 // Command scriptbench measures the Redis CPU of each call of the store's
-// script (package scriptbench) and writes the result as JSON. make
-// bench-script runs it twice, built against this tree's store and against
-// the baseline commit's, and hands both files to cmd/bench -script-only,
-// which writes the section of BENCHMARKS.md. It imports only what builds
-// against an older root module (see package scriptbench).
+// script (package scriptbench). Alone, it measures each line length of
+// -waiting and writes the result as JSON to -out. With -serve it answers
+// requests on its standard input (scriptbench.Serve): that is how make
+// bench-script's cmd/bench -script-only drives two of it, one built
+// against this tree's store and one against the baseline commit's, taking
+// turns. It imports only what builds against an older root module (see
+// package scriptbench).
 //
-//	go run ./cmd/scriptbench [-waiting 1000,100000,1000000] [-calls 2000] -out today.json
+//	go run ./cmd/scriptbench [-waiting 1000,100000,1000000] [-calls 2000] -out result.json
+//	scriptbench -serve [-label today]
 package main
 
 import (
@@ -25,20 +28,19 @@ import (
 func main() {
 	cfg := scriptbench.Default
 	waiting := flag.String("waiting", joinInts(cfg.Waiting), "the line lengths measured, comma-separated")
-	flag.IntVar(&cfg.Calls, "calls", cfg.Calls, "calls each operation is measured over")
-	flag.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "rounds the calls are counted in, each on its own (the median round is reported)")
+	flag.IntVar(&cfg.Calls, "calls", cfg.Calls, "calls each operation is measured over in a pass")
+	flag.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "rounds a pass's calls are counted in, each on its own (the median round is reported)")
+	flag.IntVar(&cfg.Passes, "passes", cfg.Passes, "passes over each line")
 	flag.IntVar(&cfg.Clients, "clients", cfg.Clients, "clients calling at once while an operation is measured")
 	flag.IntVar(&cfg.SaturationClients, "saturation-clients", cfg.SaturationClients, "clients polling at once in the saturation run")
-	flag.IntVar(&cfg.SaturationCalls, "saturation-calls", cfg.SaturationCalls, "calls of the saturation run")
+	flag.IntVar(&cfg.SaturationCalls, "saturation-calls", cfg.SaturationCalls, "calls of a pass's saturation run")
 	flag.IntVar(&cfg.FillClients, "fill-clients", cfg.FillClients, "clients joining at once while the line fills")
 	out := flag.String("out", "", "where to write the result (JSON)")
+	serve := flag.Bool("serve", false, "answer requests on standard input (scriptbench.Serve) instead")
 	label := flag.String("label", "", "what is measured, for the log")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("scriptbench" + strings.TrimSuffix(" "+*label, " ") + ": ")
-	if *out == "" {
-		log.Fatal("-out is required")
-	}
 	var err error
 	if cfg.Waiting, err = parseInts(*waiting); err != nil {
 		log.Fatalf("-waiting: %v", err)
@@ -46,6 +48,15 @@ func main() {
 	cfg.Log = log.Printf
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *serve {
+		if err := scriptbench.Serve(ctx, cfg, os.Stdin, os.Stdout); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	if *out == "" {
+		log.Fatal("-out (or -serve) is required")
+	}
 	res, err := scriptbench.Run(ctx, cfg)
 	if err == nil {
 		err = res.Check()
