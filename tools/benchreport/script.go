@@ -32,17 +32,18 @@ var opText = map[string]string{
 
 // ScriptSection renders the script's section: today's run against the
 // baseline's, line length by line length, each op as µs of Redis CPU per
-// call and the ratio of the two; commands are the commands that ran.
-func ScriptSection(res Results, today, baseline ScriptRun, took time.Duration, commands []string) string {
+// call and the ratio of the two; cpu is the CPU both redis-servers were
+// pinned to ("" if they were not), commands the commands that ran.
+func ScriptSection(res Results, today, baseline ScriptRun, cpu string, took time.Duration, commands []string) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("%s", sectionHead(ScriptHeading, res, took, "make bench-script"))
 	cfg := today.Result.Config
 	w("The store's script (`store/line.lua`) of %s (%s) against the baseline's, commit %s (`SCRIPT_BASELINE`), "+
 		"both measured in this one run of `make bench-script` on this machine by the same harness (`tools/scriptbench`), built twice: against this tree, and against the baseline's root module (a go.mod replace). "+
-		"The two builds run side by side, each with a redis-server of its own: for each line length both fill their lines at once, then their passes take turns (%d each, who goes first alternating), "+
-		"so that the machine's other work weighs on both alike. Machine: %s; redis-server %s.\n\n",
-		today.Name, today.Commit, baseline.Commit, cfg.Passes, res.Machine.text(), today.Result.Redis)
+		"The two builds run side by side, each with a redis-server of its own: for each line length both fill their lines at once, then they make %d passes each together, taking turns round by round (who goes first alternating), "+
+		"so that the machine's other work weighs on both alike%s. Machine: %s; redis-server %s.\n\n",
+		today.Name, today.Commit, baseline.Commit, cfg.Passes, pinned(cpu), res.Machine.text(), today.Result.Redis)
 	w("Each line length is a fresh line of one room on a fresh keyspace: its tickets join through `store.Upstash` (%d clients, in process, at one virtual instant, the room paused so nobody is called), "+
 		"then the room is resumed. A pass calls each operation %s times by %d clients, in %d rounds of as many calls, time moving on %v a call, in the order of the tables: "+
 		"the joins lengthen the line by as many tickets, and an admit of as many (not measured) calls the front in for the claims, which the renewals and ends then use. "+
@@ -74,6 +75,13 @@ func ScriptSection(res Results, today, baseline ScriptRun, took time.Duration, c
 	w("- The cores this ran on were shared with other work, which slows every figure alike: the ratios, from one run, compare better than the figures do with another machine's.\n")
 	w("- Commands (from the repository's root):\n\n```\n%s\n```\n", strings.Join(commands, "\n"))
 	return b.String()
+}
+
+func pinned(cpu string) string {
+	if cpu == "" {
+		return " (the two redis-servers were not pinned to one CPU: taskset failed)"
+	}
+	return "; both redis-servers were pinned to CPU " + cpu + " (`taskset`), so that a core slower for a while (its sibling busy) slows both alike"
 }
 
 // opTable writes a table of each operation's µs per call, as per says,

@@ -27,11 +27,12 @@ func TestScriptSection(t *testing.T) {
 	baseline := ScriptRun{Name: "baseline", Commit: "39117c1", Result: scriptbench.Result{Redis: "7.0.15", Config: cfg,
 		Lines: []scriptbench.Line{scriptLine(1000, 50, 20000, 2*time.Second, 2*time.Second)}}}
 	res := Results{Date: time.Date(2026, 11, 26, 15, 0, 0, 0, time.UTC), Command: "make bench-script"}
-	md := ScriptSection(res, today, baseline, 12*time.Minute, []string{"make bench-script"})
+	md := ScriptSection(res, today, baseline, "1", 12*time.Minute, []string{"make bench-script"})
 	for _, want := range []string{
 		ScriptHeading + "\n\nMeasured by `make bench-script` on 2026-11-26 15:00 UTC (this section took 12m0s).",
 		"this tree (abc1234) against the baseline's, commit 39117c1",
-		"their passes take turns (3 each, who goes first alternating)",
+		"they make 3 passes each together, taking turns round by round",
+		"both redis-servers were pinned to CPU 1",
 		"| operation | 1,000 waiting: this tree | baseline | ratio | 1,000,000 waiting: this tree | baseline | ratio |",
 		// By CPU, then by commandstats.
 		"| poll of a called ticket (claim) | 30.0 | 100.0 | 0.30 | 40.0 | not measured | – |",

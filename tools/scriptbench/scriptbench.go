@@ -260,12 +260,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // Bench is a redis-server of its own with one room's line in it, which
 // Fill fills and Pass measures.
 type Bench struct {
-	// Redis is the server's version.
-	Redis string
-	cfg   Config
-	srv   *redisproc.Server
-	rc    *resp.Conn
-	st    *store.Upstash
+	// Redis is the server's version, RedisPID its process.
+	Redis    string
+	RedisPID int
+	cfg      Config
+	srv      *redisproc.Server
+	rc       *resp.Conn
+	st       *store.Upstash
 	// The line: its room, length, epoch, fill time and passes so far.
 	room   string
 	n      int
@@ -274,6 +275,9 @@ type Bench struct {
 	passes int
 	t0     time.Time
 	ticks  atomic.Int64
+	// turn, when set, is called before each round a pass measures, and
+	// returns when the round may run (Serve).
+	turn func()
 }
 
 // Start checks cfg (but its Waiting) and starts a redis-server.
@@ -307,6 +311,7 @@ func Start(cfg Config) (*Bench, error) {
 		return nil, err
 	}
 	b.Redis = info["redis_version"]
+	b.RedisPID, _ = strconv.Atoi(info["process_id"])
 	return b, nil
 }
 
@@ -396,6 +401,7 @@ func (b *Bench) Pass(ctx context.Context) (Line, error) {
 		var did atomic.Int64
 		for r := range b.cfg.Rounds {
 			from, to := r*calls/b.cfg.Rounds, (r+1)*calls/b.cfg.Rounds
+			b.wait()
 			t, err := b.scripts(func() error {
 				return b.calls(to-from, b.cfg.Clients, func(k int) error {
 					ok, err := call(from + k)
@@ -515,24 +521,34 @@ func (b *Bench) saturate(ctx context.Context, room string, line store.Line, epoc
 	mid := line.Admitted + line.Waiting()/2
 	span := line.Issued - mid
 	var did atomic.Int64
-	start := time.Now()
-	t, err := b.scripts(func() error {
-		return b.calls(s.Calls, s.Clients, func(k int) error {
-			// Spread over the back half: a prime stride visits every ticket.
-			t := store.Ticket{Number: mid + 1 + int64(k)*7919%span, Epoch: epoch}
-			pl, err := b.st.Poll(ctx, room, Policy, t, b.now())
-			if err == nil && pl.Outcome == store.Waiting && pl.Ticket == t.Number {
-				did.Add(1)
-			}
-			return err
+	for r := range b.cfg.Rounds {
+		from, to := r*s.Calls/b.cfg.Rounds, (r+1)*s.Calls/b.cfg.Rounds
+		b.wait()
+		t, err := b.scripts(func() error {
+			return b.calls(to-from, s.Clients, func(k int) error {
+				// Spread over the back half: a prime stride visits every ticket.
+				t := store.Ticket{Number: mid + 1 + int64(from+k)*7919%span, Epoch: epoch}
+				pl, err := b.st.Poll(ctx, room, Policy, t, b.now())
+				if err == nil && pl.Outcome == store.Waiting && pl.Ticket == t.Number {
+					did.Add(1)
+				}
+				return err
+			})
 		})
-	})
-	s.Wall = time.Since(start)
-	if err != nil {
-		return s, err
+		if err != nil {
+			return s, err
+		}
+		s.Scripts, s.Usec, s.RedisCPU, s.Wall = s.Scripts+t.runs, s.Usec+t.usec, s.RedisCPU+t.cpu, s.Wall+t.wall
 	}
-	s.Scripts, s.Usec, s.RedisCPU, s.Did = t.runs, t.usec, t.cpu, int(did.Load())
+	s.Did = int(did.Load())
 	return s, nil
+}
+
+// wait returns when the next round may run.
+func (b *Bench) wait() {
+	if b.turn != nil {
+		b.turn()
+	}
 }
 
 // calls runs call(0) to call(n-1) on clients goroutines at once, and
@@ -565,11 +581,11 @@ func (b *Bench) calls(n, clients int, call func(k int) error) error {
 
 // tally is what Redis counted over some calls: the script runs (EVALSHA,
 // and EVAL when Redis had to be sent the source), their time by
-// commandstats, and the main thread's CPU time.
+// commandstats, and the main thread's CPU time; and the calls' wall time.
 type tally struct {
-	runs int
-	usec int64
-	cpu  time.Duration
+	runs      int
+	usec      int64
+	cpu, wall time.Duration
 }
 
 // scripts runs do between a reset of Redis's command statistics and a
@@ -582,9 +598,11 @@ func (b *Bench) scripts(do func() error) (t tally, err error) {
 	if err != nil {
 		return t, err
 	}
+	start := time.Now()
 	if err := do(); err != nil {
 		return t, err
 	}
+	t.wall = time.Since(start)
 	cpu1, err := b.cpu()
 	if err != nil {
 		return t, err

@@ -119,12 +119,16 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestServe: a request Serve does not know, or a pass before a fill, is
-// answered with an error, and the requests after it are still served.
+// TestServe: a pass waits for a step before each round, a request Serve
+// does not know, or a pass before a fill, is answered with an error, and
+// the requests after it are still served.
 func TestServe(t *testing.T) {
-	cfg := Config{Calls: 4, Rounds: 1, Passes: 1, Clients: 1, SaturationClients: 1, SaturationCalls: 4, FillClients: 2}
+	cfg := Config{Calls: 4, Rounds: 2, Passes: 1, Clients: 1, SaturationClients: 1, SaturationCalls: 4, FillClients: 2}
+	// Six operations and the saturation run, two rounds each.
+	steps := strings.Repeat("step\n", 2*(len(Ops)+1))
 	var out strings.Builder
-	if err := Serve(context.Background(), cfg, strings.NewReader("pass\nfill x\nhello\nfill 10\npass\n"), &out); err != nil {
+	in := "pass\nfill x\nhello\nfill 10\npass\nfill 10\n" + steps + "step\n"
+	if err := Serve(context.Background(), cfg, strings.NewReader(in), &out); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -138,14 +142,20 @@ func TestServe(t *testing.T) {
 			got = append(got, "error: "+r.Error)
 		case r.Config != nil && r.Redis != "":
 			got = append(got, "hello")
+		case r.Turn:
+			got = append(got, "turn")
 		case r.Line != nil:
-			got = append(got, fmt.Sprintf("line of %d, %d stats calls", r.Line.Waiting, r.Line.Ops[0].Calls))
+			got = append(got, fmt.Sprintf("line of %d, %d stats calls in %d rounds", r.Line.Waiting, r.Line.Ops[0].Calls, len(r.Line.Ops[0].Rounds)))
 		default:
 			got = append(got, "ok")
 		}
 	}
 	want := []string{"hello", "error: pass: no line to measure: Fill first", `error: fill x: strconv.Atoi: parsing "x": invalid syntax`,
-		`error: request "hello": want "fill N" or "pass"`, "ok", "line of 10, 4 stats calls"}
+		`error: request "hello": want "fill N", "pass" or "step"`, "ok", "turn", `error: request "fill 10" while a pass runs: want "step"`}
+	for range 2*(len(Ops)+1) - 1 {
+		want = append(want, "turn")
+	}
+	want = append(want, "line of 10, 4 stats calls in 2 rounds", `error: request "step": want "fill N", "pass" or "step"`)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("answers:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

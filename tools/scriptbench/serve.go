@@ -19,18 +19,23 @@ import (
 // runs and Proc drives.
 
 // Reply is one answer of Serve, one JSON line: the first, before any
-// request, names the Redis and the configuration; a pass's carries its
-// measurements.
+// request, names the Redis and the configuration; Turn says a pass waits
+// to measure its next round; a finished pass's carries its measurements.
 type Reply struct {
-	Error  string  `json:",omitempty"`
-	Redis  string  `json:",omitempty"`
-	Config *Config `json:",omitempty"`
-	Line   *Line   `json:",omitempty"`
+	Error string `json:",omitempty"`
+	Redis string `json:",omitempty"`
+	// RedisPID is the redis-server's process (the first answer).
+	RedisPID int     `json:",omitempty"`
+	Config   *Config `json:",omitempty"`
+	Turn     bool    `json:",omitempty"`
+	Line     *Line   `json:",omitempty"`
 }
 
 // Serve starts a redis-server for cfg and answers the requests read from
-// r, one a line, on w: "fill N" fills a fresh line of N waiting, "pass"
-// measures a pass on it. It returns at the end of r.
+// r, one a line, on w: "fill N" fills a fresh line of N waiting; "pass"
+// begins a pass on it, which waits (Turn) before each round it measures
+// until a "step" lets it run that round, and answers with its Line after
+// the last. It returns at the end of r.
 func Serve(ctx context.Context, cfg Config, r io.Reader, w io.Writer) error {
 	enc := json.NewEncoder(w)
 	b, err := Start(cfg)
@@ -39,13 +44,29 @@ func Serve(ctx context.Context, cfg Config, r io.Reader, w io.Writer) error {
 		return err
 	}
 	defer b.Close()
-	if err := enc.Encode(Reply{Redis: b.Redis, Config: &cfg}); err != nil {
+	if err := enc.Encode(Reply{Redis: b.Redis, RedisPID: b.RedisPID, Config: &cfg}); err != nil {
 		return err
+	}
+	// While a pass runs, its goroutine answers through replies: a turn, or
+	// its end; steps lets it run a round.
+	var steps chan struct{}
+	replies := make(chan Reply)
+	b.turn = func() {
+		replies <- Reply{Turn: true}
+		<-steps
 	}
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		var rep Reply
-		switch f := strings.Fields(sc.Text()); {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 1 && f[0] == "step" && steps != nil:
+			steps <- struct{}{}
+			if rep = <-replies; !rep.Turn {
+				steps = nil
+			}
+		case steps != nil:
+			rep.Error = fmt.Sprintf("request %q while a pass runs: want \"step\"", sc.Text())
 		case len(f) == 2 && f[0] == "fill":
 			n, err := strconv.Atoi(f[1])
 			if err == nil {
@@ -55,14 +76,20 @@ func Serve(ctx context.Context, cfg Config, r io.Reader, w io.Writer) error {
 				rep.Error = "fill " + f[1] + ": " + err.Error()
 			}
 		case len(f) == 1 && f[0] == "pass":
-			l, err := b.Pass(ctx)
-			if err != nil {
-				rep.Error = "pass: " + err.Error()
-			} else {
-				rep.Line = &l
+			steps = make(chan struct{})
+			go func() {
+				l, err := b.Pass(ctx)
+				if err != nil {
+					replies <- Reply{Error: "pass: " + err.Error()}
+					return
+				}
+				replies <- Reply{Line: &l}
+			}()
+			if rep = <-replies; !rep.Turn {
+				steps = nil
 			}
 		default:
-			rep.Error = fmt.Sprintf("request %q: want \"fill N\" or \"pass\"", sc.Text())
+			rep.Error = fmt.Sprintf("request %q: want \"fill N\", \"pass\" or \"step\"", sc.Text())
 		}
 		if err := enc.Encode(rep); err != nil {
 			return err
@@ -73,12 +100,13 @@ func Serve(ctx context.Context, cfg Config, r io.Reader, w io.Writer) error {
 
 // Proc is a harness serving in another process (cmd/scriptbench -serve).
 type Proc struct {
-	// Redis and Config are what it said first.
-	Redis  string
-	Config Config
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	out    *bufio.Scanner
+	// Redis, RedisPID and Config are what it said first.
+	Redis    string
+	RedisPID int
+	Config   Config
+	cmd      *exec.Cmd
+	in       io.WriteCloser
+	out      *bufio.Scanner
 }
 
 // StartProc runs the harness at path with -serve and args; its log goes
@@ -108,7 +136,7 @@ func StartProc(path string, args ...string) (*Proc, error) {
 		p.Close()
 		return nil, fmt.Errorf("%s: its first answer names no configuration", path)
 	}
-	p.Redis, p.Config = rep.Redis, *rep.Config
+	p.Redis, p.RedisPID, p.Config = rep.Redis, rep.RedisPID, *rep.Config
 	return p, nil
 }
 
@@ -118,16 +146,26 @@ func (p *Proc) Fill(n int) error {
 	return err
 }
 
-// Pass has it measure a pass on its line.
-func (p *Proc) Pass() (Line, error) {
+// Begin has it begin a pass on its line, which waits for Step.
+func (p *Proc) Begin() error {
 	rep, err := p.ask("pass")
-	if err == nil && rep.Line == nil {
-		err = errors.New("a pass answered without its measurements")
+	if err == nil && !rep.Turn {
+		err = errors.New("a pass began without waiting for its turn")
 	}
+	return err
+}
+
+// Step lets its pass measure one round: the pass's Line when that was its
+// last, else nil.
+func (p *Proc) Step() (*Line, error) {
+	rep, err := p.ask("step")
 	if err != nil {
-		return Line{}, err
+		return nil, err
 	}
-	return *rep.Line, nil
+	if !rep.Turn && rep.Line == nil {
+		return nil, errors.New("a step answered neither a turn nor the pass's measurements")
+	}
+	return rep.Line, nil
 }
 
 // Close ends it and waits for it to exit.

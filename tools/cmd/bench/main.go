@@ -33,10 +33,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -87,9 +89,10 @@ type options struct {
 	// cmd/scriptbench, this tree's (scriptToday, at scriptCommit) and the
 	// baseline's (scriptBaseline, at scriptBaselineCommit), on lines of
 	// scriptWaiting (space-separated), and writes the script's section.
-	// scriptArgs are more flags for both (space-separated).
-	scriptOnly                                                                                 bool
-	scriptToday, scriptBaseline, scriptCommit, scriptBaselineCommit, scriptWaiting, scriptArgs string
+	// scriptArgs are more flags for both (space-separated); scriptJSON,
+	// when set, is where both runs' measurements are written.
+	scriptOnly                                                                                             bool
+	scriptToday, scriptBaseline, scriptCommit, scriptBaselineCommit, scriptWaiting, scriptArgs, scriptJSON string
 }
 
 // drawTest is a chi-square test of the draw: package draw's order over
@@ -142,6 +145,7 @@ func main() {
 	flag.StringVar(&o.scriptBaseline, "script-baseline", "", "cmd/scriptbench built against the baseline")
 	flag.StringVar(&o.scriptWaiting, "script-waiting", "1000 100000 1000000", "the line lengths the script is measured on, space-separated")
 	flag.StringVar(&o.scriptArgs, "script-args", "", "more flags for both builds of cmd/scriptbench, space-separated")
+	flag.StringVar(&o.scriptJSON, "script-json", "", "where to write both runs' measurements (JSON), round by round")
 	flag.StringVar(&o.scriptCommit, "script-commit", "", "this tree's commit, for the report")
 	flag.StringVar(&o.scriptBaselineCommit, "script-baseline-commit", "", "the baseline's commit, for the report")
 	flag.StringVar(&o.cacheDir, "cache", filepath.Join(os.TempDir(), "fastlyhost-bench-cache"), "compiled-code cache of the host")
@@ -465,12 +469,14 @@ func runFigures(_ context.Context, o options) error {
 // runScript has two harnesses measure the store's script, this tree's and
 // the baseline's (built beforehand by make bench-script), and rewrites the
 // script's section of o.out. For each line length both fill their lines at
-// once, then their passes take turns, so that the machine's other work
-// weighs on both alike.
+// once, then their passes run together, taking turns round by round (a
+// few hundred calls), so that the machine's other work weighs on both
+// alike.
 func runScript(ctx context.Context, o options) error {
 	runs := []*benchreport.ScriptRun{{Name: "this tree", Commit: o.scriptCommit}, {Name: "baseline", Commit: o.scriptBaselineCommit}}
+	var pinnedCPU string
 	return rewrite(o, "script", "bench-script", func(res benchreport.Results) string {
-		return benchreport.ScriptSection(res, *runs[0], *runs[1], time.Since(o.began), scriptCommands(o, runs[0].Result.Config))
+		return benchreport.ScriptSection(res, *runs[0], *runs[1], pinnedCPU, time.Since(o.began), scriptCommands(o, runs[0].Result.Config))
 	}, func(res *benchreport.Results) error {
 		res.Machine = benchreport.DescribeMachine()
 		waiting := strings.Join(strings.Fields(o.scriptWaiting), ",")
@@ -489,6 +495,16 @@ func runScript(ctx context.Context, o options) error {
 			procs = append(procs, p)
 			runs[i].Result = scriptbench.Result{Redis: p.Redis, Config: p.Config}
 		}
+		// Both redis-servers on one CPU: a core that is slower for a
+		// while (its sibling busy with other work) then slows both alike.
+		cpu := strconv.Itoa(runtime.NumCPU() - 1)
+		for _, p := range procs {
+			if out, err := exec.Command("taskset", "-p", "-c", cpu, strconv.Itoa(p.RedisPID)).CombinedOutput(); err != nil {
+				log.Printf("both redis-servers are not on one CPU: taskset: %v %s", err, out)
+				cpu = ""
+			}
+		}
+		pinnedCPU = cpu
 		cfg := procs[0].Config
 		for _, n := range cfg.Waiting {
 			errs := make(chan error, len(procs))
@@ -502,17 +518,42 @@ func runScript(ctx context.Context, o options) error {
 			}
 			lines := make([]scriptbench.Line, len(procs))
 			for pass := range cfg.Passes {
-				for k := range procs {
-					i := (k + pass) % len(procs) // who goes first takes turns too
-					l, err := procs[i].Pass()
-					if err != nil {
+				for i, p := range procs {
+					if err := p.Begin(); err != nil {
 						return wrap(runs[i].Name, err)
 					}
-					lines[i].Add(l)
+				}
+				// Round by round, who goes first taking turns too.
+				done := make([]bool, len(procs))
+				for k, left := 0, len(procs); left > 0; k++ {
+					for j := range procs {
+						i := (j + k + pass) % len(procs)
+						if done[i] {
+							continue
+						}
+						l, err := procs[i].Step()
+						if err != nil {
+							return wrap(runs[i].Name, err)
+						}
+						if l != nil {
+							lines[i].Add(*l)
+							done[i] = true
+							left--
+						}
+					}
 				}
 			}
 			for i := range runs {
 				runs[i].Result.Lines = append(runs[i].Result.Lines, lines[i])
+			}
+		}
+		if o.scriptJSON != "" {
+			b, err := json.MarshalIndent(runs, "", "  ")
+			if err == nil {
+				err = os.WriteFile(o.scriptJSON, b, 0o644)
+			}
+			if err != nil {
+				return err
 			}
 		}
 		for _, r := range runs {
