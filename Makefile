@@ -217,7 +217,8 @@ bench-pops-large:
 # store/line.lua and of SCRIPT_BASELINE's. tools/cmd/scriptbench is built twice:
 # against this tree, and against the baseline's root module (git archive, and a
 # copy of tools/go.mod whose replace points there); cmd/bench runs both side by
-# side, their passes taking turns, so the ratios compare like with like.
+# side, taking turns round by round, their redis-servers pinned to one CPU, so the
+# ratios compare like with like (the rounds are kept in bin/bench/script-results.json).
 SCRIPT_BASELINE ?= 39117c1
 SCRIPT_WAITING ?= 1000 100000 1000000
 SCRIPT_BASELINE_DIR = $(CURDIR)/bin/baseline-$(SCRIPT_BASELINE)

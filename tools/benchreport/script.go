@@ -53,10 +53,10 @@ func ScriptSection(res Results, today, baseline ScriptRun, cpu string, took time
 		cfg.FillClients, thousands(float64(cfg.Calls)), cfg.Clients, cfg.Rounds, scriptbench.Step, scriptbench.PolicyText)
 	lines := pairLines(today.Result, baseline.Result)
 	w("**Redis CPU per call, µs**: the CPU time of redis-server's main thread over a round ÷ its calls (`INFO cpu`), the median round's; the whole call (reading it, the script, answering), and no wait for a CPU. " +
-		"Ratio: this tree ÷ baseline; below 1 is cheaper, and the issue's goal is 0.33 or less.\n\n")
-	opTable(w, lines, scriptbench.Op.CPUPerCall)
-	w("\n**usec_per_call of EVALSHA, µs** (`INFO commandstats`), the median round's: the time Redis clocks around the script itself, by the wall clock, so on a machine whose cores are busy with other work it includes moments redis-server waited for a CPU.\n\n")
-	opTable(w, lines, scriptbench.Op.UsecPerCall)
+		"Ratio: this tree ÷ baseline, the median over the rounds of this tree's round ÷ the baseline's round run next to it; below 1 is cheaper, and the issue's goal is 0.33 or less.\n\n")
+	opTable(w, lines, scriptbench.Op.CPUPerCall, func(o scriptbench.Op) []float64 { return o.CPURounds })
+	w("\n**usec_per_call of EVALSHA, µs** (`INFO commandstats`), the median round's, and the ratio as above: the time Redis clocks around the script itself, by the wall clock, so on a machine whose cores are busy with other work it includes moments redis-server waited for a CPU.\n\n")
+	opTable(w, lines, scriptbench.Op.UsecPerCall, func(o scriptbench.Op) []float64 { return o.Rounds })
 	w("\n**One core's ceiling**: %d clients poll tickets far from the front (%s polls a pass, spread over the line's back half) as fast as the machine lets them. "+
 		"*Calls per Redis CPU second* is the polls ÷ the CPU time of redis-server's main thread over the run (`INFO cpu`): what one core serves when Redis has it to itself. "+
 		"*Wall calls/s* is what this machine served, its clients sharing its cores with redis-server, and *busy* the share of the wall time redis-server was on a CPU.\n\n",
@@ -85,8 +85,9 @@ func pinned(cpu string) string {
 }
 
 // opTable writes a table of each operation's µs per call, as per says,
-// at each line length: this tree's, the baseline's and their ratio.
-func opTable(w func(string, ...any), lines []scriptLines, per func(scriptbench.Op) float64) {
+// at each line length: this tree's, the baseline's and their ratio, by
+// the rounds the two ran side by side (scriptbench.PairedRatio).
+func opTable(w func(string, ...any), lines []scriptLines, per func(scriptbench.Op) float64, rounds func(scriptbench.Op) []float64) {
 	w("| operation |")
 	for _, l := range lines {
 		w(" %s waiting: this tree | baseline | ratio |", thousands(float64(l.waiting)))
@@ -97,7 +98,15 @@ func opTable(w func(string, ...any), lines []scriptLines, per func(scriptbench.O
 		for _, l := range lines {
 			t, tok := findOp(l.today, op)
 			bl, bok := findOp(l.baseline, op)
-			w(" %s | %s | %s |", usText(per(t), tok), usText(per(bl), bok), ratioCell(per(t), per(bl), tok && bok))
+			ratio := "–"
+			if tok && bok {
+				r, paired := scriptbench.PairedRatio(rounds(t), rounds(bl))
+				if !paired {
+					r = per(t) / per(bl)
+				}
+				ratio = strconv.FormatFloat(r, 'f', 2, 64)
+			}
+			w(" %s | %s | %s |", usText(per(t), tok), usText(per(bl), bok), ratio)
 		}
 		w("\n")
 	}
@@ -151,13 +160,6 @@ func usText(us float64, ok bool) string {
 	return strconv.FormatFloat(us, 'f', 1, 64)
 }
 
-func ratioCell(ours, theirs float64, ok bool) string {
-	if !ok || theirs <= 0 {
-		return "–"
-	}
-	return strconv.FormatFloat(ours/theirs, 'f', 2, 64)
-}
-
 func satCells(l *scriptbench.Line) string {
 	if l == nil {
 		return "not measured | – | –"
@@ -170,7 +172,7 @@ func satRatio(today, baseline *scriptbench.Line) string {
 	if today == nil || baseline == nil {
 		return "–"
 	}
-	return ratioCell(today.Saturation.PerCoreSecond(), baseline.Saturation.PerCoreSecond(), true)
+	return strconv.FormatFloat(today.Saturation.PerCoreSecond()/baseline.Saturation.PerCoreSecond(), 'f', 2, 64)
 }
 
 func fillText(l *scriptbench.Line) string {

@@ -170,6 +170,21 @@ func (o Op) CPUPerCall() float64 {
 	return median(o.CPURounds)
 }
 
+// PairedRatio compares two runs' rounds that ran next to each other,
+// a[i] beside b[i]: the median of a[i] ÷ b[i], so that what else the
+// machine did at the time weighs on both sides of each ratio alike. It
+// reports false when the rounds do not pair.
+func PairedRatio(a, b []float64) (float64, bool) {
+	if len(a) != len(b) || len(a) == 0 || slices.Contains(b, 0) {
+		return 0, false
+	}
+	r := make([]float64, len(a))
+	for i := range a {
+		r[i] = a[i] / b[i]
+	}
+	return median(r), true
+}
+
 func median(v []float64) float64 {
 	r := slices.Clone(v)
 	slices.Sort(r)

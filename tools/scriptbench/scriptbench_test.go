@@ -85,6 +85,26 @@ func TestUsecPerCall(t *testing.T) {
 	}
 }
 
+func TestPairedRatio(t *testing.T) {
+	for _, c := range []struct {
+		a, b   []float64
+		want   float64
+		paired bool
+	}{
+		// Each pair ran at its own time; the medians (20 and 40) would
+		// say 0.5, the pairs say 1.
+		{[]float64{10, 20, 80}, []float64{10, 40, 80}, 1, true},
+		{[]float64{10, 20, 30, 40}, []float64{20, 40, 60, 20}, 0.5, true},
+		{[]float64{10, 20}, []float64{10}, 0, false},
+		{nil, nil, 0, false},
+		{[]float64{10}, []float64{0}, 0, false},
+	} {
+		if got, paired := PairedRatio(c.a, c.b); got != c.want || paired != c.paired {
+			t.Errorf("PairedRatio(%v, %v) = %v, %v, want %v, %v", c.a, c.b, got, paired, c.want, c.paired)
+		}
+	}
+}
+
 // TestCheck: a run where a call did not do what its operation is for, or
 // Redis counted other script runs than the calls, is refused.
 func TestCheck(t *testing.T) {
