@@ -232,7 +232,7 @@ bench-script:
 	cd tools && go build -modfile ../bin/bench/scriptbench-baseline.mod -o ../bin/bench/scriptbench-baseline ./cmd/scriptbench
 	cd tools && go run ./cmd/bench -script-only -started $$(cat ../bin/bench/script-started) \
 		-script-today ../bin/bench/scriptbench-today -script-baseline ../bin/bench/scriptbench-baseline -script-waiting "$(SCRIPT_WAITING)" \
-		-script-json ../bin/bench/script-results.json \
+		-script-json ../bin/bench/script-results.json -script-baseline-dir $(SCRIPT_BASELINE_DIR) \
 		-script-commit "$$(git describe --always --dirty)" -script-baseline-commit "$$(git rev-parse --short $(SCRIPT_BASELINE)^{commit})" \
 		-out ../$(BENCH_OUT) -command "make bench-script"
 

@@ -15,9 +15,10 @@ const ScriptHeading = "## The store's script: Redis CPU per call, against a base
 
 // ScriptRun is the store's script of one tree, measured by scriptbench.
 type ScriptRun struct {
-	// Name says which tree ("this tree", "baseline"), Commit which commit.
-	Name, Commit string
-	Result       scriptbench.Result
+	// Name says which tree ("this tree", "baseline"), Commit which commit,
+	// and Script is the SHA-1 of its store/line.lua ("" if unknown).
+	Name, Commit, Script string
+	Result               scriptbench.Result
 }
 
 // opText says what each operation of scriptbench is.
@@ -44,6 +45,9 @@ func ScriptSection(res Results, today, baseline ScriptRun, cpu string, took time
 		"The two builds run side by side, each with a redis-server of its own: for each line length both fill their lines at once, then they make %d passes each together, taking turns round by round (who goes first alternating), "+
 		"so that the machine's other work weighs on both alike%s. Machine: %s; redis-server %s.\n\n",
 		today.Name, today.Commit, baseline.Commit, cfg.Passes, pinned(cpu), res.Machine.text(), today.Result.Redis)
+	if today.Script != "" && today.Script == baseline.Script {
+		w("**This tree's `store/line.lua` is the baseline's, byte for byte** (SHA-1 %s): every difference below is the harness's own noise on this machine.\n\n", today.Script)
+	}
 	w("Each line length is a fresh line of one room on a fresh keyspace: its tickets join through `store.Upstash` (%d clients, in process, at one virtual instant, the room paused so nobody is called), "+
 		"then the room is resumed. A pass calls each operation %s times by %d clients, in %d rounds of as many calls, time moving on %v a call, in the order of the tables: "+
 		"the joins lengthen the line by as many tickets, and an admit of as many (not measured) calls the front in for the claims, which the renewals and ends then use. "+

@@ -22,12 +22,19 @@ func scriptLine(n int, us float64, calls int, wall, cpu time.Duration) scriptben
 
 func TestScriptSection(t *testing.T) {
 	cfg := scriptbench.Default
-	today := ScriptRun{Name: "this tree", Commit: "abc1234", Result: scriptbench.Result{Redis: "7.0.15", Config: cfg,
+	today := ScriptRun{Name: "this tree", Commit: "abc1234", Script: "5a5a", Result: scriptbench.Result{Redis: "7.0.15", Config: cfg,
 		Lines: []scriptbench.Line{scriptLine(1000, 15, 20000, time.Second, time.Second/2), scriptLine(1000000, 20, 20000, 2*time.Second, time.Second)}}}
-	baseline := ScriptRun{Name: "baseline", Commit: "39117c1", Result: scriptbench.Result{Redis: "7.0.15", Config: cfg,
+	baseline := ScriptRun{Name: "baseline", Commit: "39117c1", Script: "5b5b", Result: scriptbench.Result{Redis: "7.0.15", Config: cfg,
 		Lines: []scriptbench.Line{scriptLine(1000, 50, 20000, 2*time.Second, 2*time.Second)}}}
 	res := Results{Date: time.Date(2026, 11, 26, 15, 0, 0, 0, time.UTC), Command: "make bench-script"}
 	md := ScriptSection(res, today, baseline, "1", 12*time.Minute, []string{"make bench-script"})
+	if strings.Contains(md, "byte for byte") {
+		t.Errorf("two scripts said to be the same:\n%s", md)
+	}
+	baseline.Script = today.Script
+	if same := ScriptSection(res, today, baseline, "1", time.Minute, nil); !strings.Contains(same, "is the baseline's, byte for byte** (SHA-1 5a5a)") {
+		t.Errorf("the same script twice not said to be:\n%s", same)
+	}
 	for _, want := range []string{
 		ScriptHeading + "\n\nMeasured by `make bench-script` on 2026-11-26 15:00 UTC (this section took 12m0s).",
 		"this tree (abc1234) against the baseline's, commit 39117c1",

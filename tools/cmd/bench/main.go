@@ -33,6 +33,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -91,8 +93,8 @@ type options struct {
 	// scriptWaiting (space-separated), and writes the script's section.
 	// scriptArgs are more flags for both (space-separated); scriptJSON,
 	// when set, is where both runs' measurements are written.
-	scriptOnly                                                                                             bool
-	scriptToday, scriptBaseline, scriptCommit, scriptBaselineCommit, scriptWaiting, scriptArgs, scriptJSON string
+	scriptOnly                                                                                                                bool
+	scriptToday, scriptBaseline, scriptCommit, scriptBaselineCommit, scriptWaiting, scriptArgs, scriptJSON, scriptBaselineDir string
 }
 
 // drawTest is a chi-square test of the draw: package draw's order over
@@ -148,6 +150,7 @@ func main() {
 	flag.StringVar(&o.scriptJSON, "script-json", "", "where to write both runs' measurements (JSON), round by round")
 	flag.StringVar(&o.scriptCommit, "script-commit", "", "this tree's commit, for the report")
 	flag.StringVar(&o.scriptBaselineCommit, "script-baseline-commit", "", "the baseline's commit, for the report")
+	flag.StringVar(&o.scriptBaselineDir, "script-baseline-dir", "", "the baseline's tree, whose store/line.lua the report compares with this tree's")
 	flag.StringVar(&o.cacheDir, "cache", filepath.Join(os.TempDir(), "fastlyhost-bench-cache"), "compiled-code cache of the host")
 	flag.Parse()
 	log.SetFlags(0)
@@ -473,7 +476,8 @@ func runFigures(_ context.Context, o options) error {
 // few hundred calls), so that the machine's other work weighs on both
 // alike.
 func runScript(ctx context.Context, o options) error {
-	runs := []*benchreport.ScriptRun{{Name: "this tree", Commit: o.scriptCommit}, {Name: "baseline", Commit: o.scriptBaselineCommit}}
+	runs := []*benchreport.ScriptRun{{Name: "this tree", Commit: o.scriptCommit, Script: scriptSHA("../store/line.lua")},
+		{Name: "baseline", Commit: o.scriptBaselineCommit, Script: scriptSHA(filepath.Join(o.scriptBaselineDir, "store", "line.lua"))}}
 	var pinnedCPU string
 	return rewrite(o, "script", "bench-script", func(res benchreport.Results) string {
 		return benchreport.ScriptSection(res, *runs[0], *runs[1], pinnedCPU, time.Since(o.began), scriptCommands(o, runs[0].Result.Config))
@@ -563,6 +567,18 @@ func runScript(ctx context.Context, o options) error {
 		}
 		return nil
 	})
+}
+
+// scriptSHA is the SHA-1 of the script at path, or "" if it cannot be
+// read (the section then does not compare the scripts).
+func scriptSHA(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		log.Printf("the script of the report: %v", err)
+		return ""
+	}
+	sum := sha1.Sum(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // wrap names whose err it is, if any.
