@@ -600,7 +600,7 @@ func scriptCommands(o options, cfg scriptbench.Config) []string {
 		"# bin/bench/scriptbench-baseline.mod: tools/go.mod with replace github.com/edgequeue/waitingroom => " + dir,
 		"cd tools && go build -modfile ../bin/bench/scriptbench-baseline.mod -o ../bin/bench/scriptbench-baseline ./cmd/scriptbench",
 		"cd tools && go run ./cmd/bench -script-only -script-today ../bin/bench/scriptbench-today -script-baseline ../bin/bench/scriptbench-baseline \\",
-		"    -script-waiting \"" + strings.Join(strings.Fields(o.scriptWaiting), " ") + "\" -script-baseline-commit " + o.scriptBaselineCommit + " -out ../BENCHMARKS.md -command \"make bench-script\"",
+		"    -script-waiting \"" + strings.Join(strings.Fields(o.scriptWaiting), " ") + "\" -script-baseline-commit " + o.scriptBaselineCommit + " -script-baseline-dir ../" + dir + " -out ../BENCHMARKS.md -command \"make bench-script\"",
 		fmt.Sprintf("# which runs each harness as: scriptbench -serve -waiting %s -calls %d -rounds %d -passes %d -clients %d -saturation-clients %d -saturation-calls %d -fill-clients %d",
 			strings.Join(strings.Fields(o.scriptWaiting), ","), cfg.Calls, cfg.Rounds, cfg.Passes, cfg.Clients, cfg.SaturationClients, cfg.SaturationCalls, cfg.FillClients),
 	}
