@@ -15,7 +15,8 @@
 #                by one target, which leaves the others as they are (tools/benchreport/sections.go); make bench
 #                writes the flash crowd, end to end and hot paths, then runs bench-floods (the bot floods),
 #                bench-fairness (the line's and the draw's), bench-heartbeat (utilisation) and bench-pops
-#                (waiting's cost with a snapshot per POP, 100,000 visitors). Apart: bench-pops-large (the same at
+#                (waiting's cost with a snapshot per POP, 100,000 visitors) and bench-script (the Redis CPU of a
+#                call of the store's script, against SCRIPT_BASELINE's). Apart: bench-pops-large (the same at
 #                1,000,000), bench-host (fresh against reused sandboxes, and each request against its floor),
 #                figures (module sizes, CLI version);
 #                make bench-large: make bench's own sections at 1,000,000 visitors, in BENCHMARKS-large.md.
@@ -38,7 +39,7 @@ ifneq ($(PREREQS_TINYGO),)
 export PATH := $(PREREQS_TINYGO):$(PATH)
 endif
 
-.PHONY: docs build test test-all test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz model serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-pops bench-pops-large bench-host figures prereqs panel-screenshot page-screenshots clean
+.PHONY: docs build test test-all test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz model serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-pops bench-pops-large bench-script bench-host figures prereqs panel-screenshot page-screenshots clean
 
 build: bin/main.wasm
 
@@ -177,7 +178,7 @@ bench:
 		-wasm ../bin/main.go.wasm -hotpaths-wasm ../bin/bench/hotpaths-go-wasm.txt $$(cat ../bin/bench/tinygo-flags 2>/dev/null) \
 		-missing "$$(cat ../bin/bench/missing 2>/dev/null)" \
 		-manifest ../fastly.toml -out ../$(BENCH_OUT) -plot ../$(BENCH_PLOT) -command "$(BENCH_COMMAND)" $(BENCH_FLAGS)
-	$(if $(filter -large,$(BENCH_FLAGS)),,$(MAKE) --no-print-directory bench-floods bench-fairness bench-heartbeat bench-pops)
+	$(if $(filter -large,$(BENCH_FLAGS)),,$(MAKE) --no-print-directory bench-floods bench-fairness bench-heartbeat bench-pops bench-script)
 
 bench-large:
 	$(MAKE) bench BENCH_COMMAND="make bench-large" BENCH_FLAGS=-large BENCH_OUT=BENCHMARKS-large.md BENCH_PLOT=docs/flashcrowd-large.svg
@@ -210,6 +211,31 @@ bench-pops:
 
 bench-pops-large:
 	cd tools && go run ./cmd/bench -pops-only -large -out ../$(BENCH_OUT) -command "make bench-pops-large"
+
+# Only the store script's section of BENCHMARKS.md (issue 25): the Redis CPU of
+# each call (INFO cpu, INFO commandstats) on one room whose line has SCRIPT_WAITING
+# tickets waiting, and one core's calls/s with 32 clients polling, of this tree's
+# store/line.lua and of SCRIPT_BASELINE's. tools/cmd/scriptbench is built twice:
+# against this tree, and against the baseline's root module (git archive, and a
+# copy of tools/go.mod whose replace points there); cmd/bench runs both side by
+# side, taking turns round by round, their redis-servers pinned to one CPU, so the
+# ratios compare like with like (the rounds are kept in bin/bench/script-results.json).
+SCRIPT_BASELINE ?= 39117c1
+SCRIPT_WAITING ?= 1000 100000 1000000
+SCRIPT_BASELINE_DIR = $(CURDIR)/bin/baseline-$(SCRIPT_BASELINE)
+bench-script:
+	@mkdir -p bin/bench && date +%s > bin/bench/script-started
+	rm -rf $(SCRIPT_BASELINE_DIR) && mkdir -p $(SCRIPT_BASELINE_DIR)
+	git archive $(SCRIPT_BASELINE) -- ':(exclude)tools' | tar -x -C $(SCRIPT_BASELINE_DIR)
+	cp tools/go.mod bin/bench/scriptbench-baseline.mod && cp tools/go.sum bin/bench/scriptbench-baseline.sum
+	cd tools && go mod edit -modfile ../bin/bench/scriptbench-baseline.mod -replace github.com/edgequeue/waitingroom=$(SCRIPT_BASELINE_DIR)
+	cd tools && go build -o ../bin/bench/scriptbench-today ./cmd/scriptbench
+	cd tools && go build -modfile ../bin/bench/scriptbench-baseline.mod -o ../bin/bench/scriptbench-baseline ./cmd/scriptbench
+	cd tools && go run ./cmd/bench -script-only -started $$(cat ../bin/bench/script-started) \
+		-script-today ../bin/bench/scriptbench-today -script-baseline ../bin/bench/scriptbench-baseline -script-waiting "$(SCRIPT_WAITING)" \
+		-script-json ../bin/bench/script-results.json -script-baseline-dir $(SCRIPT_BASELINE_DIR) \
+		-script-commit "$$(git describe --always --dirty)" -script-baseline-commit "$$(git rev-parse --short $(SCRIPT_BASELINE)^{commit})" \
+		-out ../$(BENCH_OUT) -command "make bench-script"
 
 # The floors of bench-host (floor/): bare guests built as the service is, by
 # tools/build-wasm with each compiler, target and flags.

@@ -28,6 +28,7 @@ type Section struct{ Name, Text string }
 var sectionOwners = []struct{ name, target string }{
 	{"summary", "bench"},
 	{"flash-crowd", "bench"},
+	{"script", "bench-script"},
 	{"floods", "bench-floods"},
 	{"fairness", "bench-fairness"},
 	{"heartbeat", "bench-heartbeat"},

@@ -15,8 +15,10 @@
 // (make bench-pops, bench-pops-large), -host-only fresh against reused
 // sandboxes, and each request against its floor, from tools/suites/e2e's
 // request benchmarks and the parts of a request (make bench-host),
-// and -figures-only the module sizes and the Fastly CLI's version the docs
-// quote (make figures).
+// -figures-only the module sizes and the Fastly CLI's version the docs
+// quote (make figures), and -script-only the Redis CPU of a call of the
+// store's script, this tree's against a baseline commit's, each measured
+// by its own build of cmd/scriptbench (make bench-script).
 //
 //	go run ./cmd/bench -hotpaths hot.txt -wasm ../bin/main.go.wasm -hotpaths-wasm hot-wasm.txt \
 //	    [-tinygo-wasm ../bin/main.tinygo.wasm -tinygo-hotpaths hot-tinygo.txt -tinygo-version 0.33.0] \
@@ -27,18 +29,24 @@
 //	go run ./cmd/bench -pops-only [-large] -out ../BENCHMARKS.md -command "make bench-pops"
 //	go run ./cmd/bench -host-only -host go.txt -parts parts-go.txt [-tinygo-host tinygo.txt -tinygo-parts parts-tinygo.txt -tinygo-version 0.33.0] -host-requests 300 -out ../BENCHMARKS.md -command "make bench-host"
 //	go run ./cmd/bench -figures-only -wasm ../bin/main.go.wasm [-tinygo-wasm ../bin/main.tinygo.wasm -tinygo-version 0.33.0] -out ../BENCHMARKS.md -command "make figures"
+//	go run ./cmd/bench -script-only -script-today ../bin/bench/scriptbench-today -script-baseline ../bin/bench/scriptbench-baseline [-script-waiting "1000 100000"] -script-commit abc1234 -script-baseline-commit 39117c1 -out ../BENCHMARKS.md -command "make bench-script"
 package main
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
@@ -46,6 +54,7 @@ import (
 	"github.com/edgequeue/waitingroom/tools/load"
 	"github.com/edgequeue/waitingroom/tools/redisproc"
 	"github.com/edgequeue/waitingroom/tools/resp"
+	"github.com/edgequeue/waitingroom/tools/scriptbench"
 	"github.com/edgequeue/waitingroom/tools/sim"
 )
 
@@ -80,6 +89,14 @@ type options struct {
 	hostOnly, figuresOnly bool
 	hostRequests          int
 	hostCount             int
+	// scriptOnly measures the store's script with two builds of
+	// cmd/scriptbench, this tree's (scriptToday, at scriptCommit) and the
+	// baseline's (scriptBaseline, at scriptBaselineCommit), on lines of
+	// scriptWaiting (space-separated), and writes the script's section.
+	// scriptArgs are more flags for both (space-separated); scriptJSON,
+	// when set, is where both runs' measurements are written.
+	scriptOnly                                                                                                                bool
+	scriptToday, scriptBaseline, scriptCommit, scriptBaselineCommit, scriptWaiting, scriptArgs, scriptJSON, scriptBaselineDir string
 }
 
 // drawTest is a chi-square test of the draw: package draw's order over
@@ -131,6 +148,15 @@ func main() {
 	flag.IntVar(&o.hostCount, "host-count", 1, "the runs of each request benchmark (-count), for the report")
 	flag.BoolVar(&o.figuresOnly, "figures-only", false, "write only the figures' section of -out: the size of -wasm and -tinygo-wasm and the CLI's version")
 	flag.StringVar(&o.cliPackage, "cli-package", "fastlycli/package.json", "the package.json that installs the Fastly CLI")
+	flag.BoolVar(&o.scriptOnly, "script-only", false, "measure only the store's script with -script-today and -script-baseline, and rewrite its section of -out")
+	flag.StringVar(&o.scriptToday, "script-today", "", "cmd/scriptbench built against this tree")
+	flag.StringVar(&o.scriptBaseline, "script-baseline", "", "cmd/scriptbench built against the baseline")
+	flag.StringVar(&o.scriptWaiting, "script-waiting", "1000 100000 1000000", "the line lengths the script is measured on, space-separated")
+	flag.StringVar(&o.scriptArgs, "script-args", "", "more flags for both builds of cmd/scriptbench, space-separated")
+	flag.StringVar(&o.scriptJSON, "script-json", "", "where to write both runs' measurements (JSON), round by round")
+	flag.StringVar(&o.scriptCommit, "script-commit", "", "this tree's commit, for the report")
+	flag.StringVar(&o.scriptBaselineCommit, "script-baseline-commit", "", "the baseline's commit, for the report")
+	flag.StringVar(&o.scriptBaselineDir, "script-baseline-dir", "", "the baseline's tree, whose store/line.lua the report compares with this tree's")
 	flag.StringVar(&o.cacheDir, "cache", filepath.Join(os.TempDir(), "fastlyhost-bench-cache"), "compiled-code cache of the host")
 	flag.Parse()
 	log.SetFlags(0)
@@ -151,8 +177,8 @@ func main() {
 	defer stop()
 	do := run
 	switch {
-	case countTrue(o.floodsOnly, o.fairnessOnly, o.heartbeatOnly, o.popsOnly, o.hostOnly, o.figuresOnly) > 1:
-		log.Fatal("-floods-only, -fairness-only, -heartbeat-only, -pops-only, -host-only and -figures-only: one section at a time")
+	case countTrue(o.floodsOnly, o.fairnessOnly, o.heartbeatOnly, o.popsOnly, o.hostOnly, o.figuresOnly, o.scriptOnly) > 1:
+		log.Fatal("-floods-only, -fairness-only, -heartbeat-only, -pops-only, -host-only, -figures-only and -script-only: one section at a time")
 	case o.floodsOnly:
 		do = runFloods
 	case o.fairnessOnly:
@@ -165,6 +191,8 @@ func main() {
 		do = runHost
 	case o.figuresOnly:
 		do = runFigures
+	case o.scriptOnly:
+		do = runScript
 	}
 	if err := do(ctx, o); err != nil {
 		log.Fatal(err)
@@ -463,6 +491,143 @@ func runFigures(_ context.Context, o options) error {
 		cli, err = benchreport.FastlyCLIVersion(o.cliPackage)
 		return err
 	})
+}
+
+// runScript has two harnesses measure the store's script, this tree's and
+// the baseline's (built beforehand by make bench-script), and rewrites the
+// script's section of o.out. For each line length both fill their lines at
+// once, then their passes run together, taking turns round by round (a
+// few hundred calls), so that the machine's other work weighs on both
+// alike.
+func runScript(ctx context.Context, o options) error {
+	runs := []*benchreport.ScriptRun{{Name: "this tree", Commit: o.scriptCommit, Script: scriptSHA("../store/line.lua")},
+		{Name: "baseline", Commit: o.scriptBaselineCommit, Script: scriptSHA(filepath.Join(o.scriptBaselineDir, "store", "line.lua"))}}
+	var pinnedCPU string
+	return rewrite(o, "script", "bench-script", func(res benchreport.Results) string {
+		return benchreport.ScriptSection(res, *runs[0], *runs[1], pinnedCPU, time.Since(o.began), scriptCommands(o, runs[0].Result.Config))
+	}, func(res *benchreport.Results) error {
+		res.Machine = benchreport.DescribeMachine()
+		waiting := strings.Join(strings.Fields(o.scriptWaiting), ",")
+		var procs []*scriptbench.Proc
+		defer func() {
+			for _, p := range procs {
+				p.Close()
+			}
+		}()
+		for i, bin := range []string{o.scriptToday, o.scriptBaseline} {
+			args := append([]string{"-label", []string{"today", "baseline"}[i], "-waiting", waiting}, strings.Fields(o.scriptArgs)...)
+			p, err := scriptbench.StartProc(bin, args...)
+			if err != nil {
+				return err
+			}
+			procs = append(procs, p)
+			runs[i].Result = scriptbench.Result{Redis: p.Redis, Config: p.Config}
+		}
+		// Both redis-servers on one CPU: a core that is slower for a
+		// while (its sibling busy with other work) then slows both alike.
+		cpu := strconv.Itoa(runtime.NumCPU() - 1)
+		for _, p := range procs {
+			if out, err := exec.Command("taskset", "-p", "-c", cpu, strconv.Itoa(p.RedisPID)).CombinedOutput(); err != nil {
+				log.Printf("both redis-servers are not on one CPU: taskset: %v %s", err, out)
+				cpu = ""
+			}
+		}
+		pinnedCPU = cpu
+		cfg := procs[0].Config
+		for _, n := range cfg.Waiting {
+			errs := make(chan error, len(procs))
+			for i, p := range procs {
+				go func() { errs <- wrap(runs[i].Name, p.Fill(n)) }()
+			}
+			for range procs {
+				if err := <-errs; err != nil {
+					return err
+				}
+			}
+			lines := make([]scriptbench.Line, len(procs))
+			for pass := range cfg.Passes {
+				for i, p := range procs {
+					if err := p.Begin(); err != nil {
+						return wrap(runs[i].Name, err)
+					}
+				}
+				// Round by round, who goes first taking turns too.
+				done := make([]bool, len(procs))
+				for k, left := 0, len(procs); left > 0; k++ {
+					for j := range procs {
+						i := (j + k + pass) % len(procs)
+						if done[i] {
+							continue
+						}
+						l, err := procs[i].Step()
+						if err != nil {
+							return wrap(runs[i].Name, err)
+						}
+						if l != nil {
+							lines[i].Add(*l)
+							done[i] = true
+							left--
+						}
+					}
+				}
+			}
+			for i := range runs {
+				runs[i].Result.Lines = append(runs[i].Result.Lines, lines[i])
+			}
+		}
+		if o.scriptJSON != "" {
+			b, err := json.MarshalIndent(runs, "", "  ")
+			if err == nil {
+				err = os.WriteFile(o.scriptJSON, b, 0o644)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		for _, r := range runs {
+			if err := r.Result.Check(); err != nil {
+				return wrap(r.Name, err)
+			}
+		}
+		return nil
+	})
+}
+
+// scriptSHA is the SHA-1 of the script at path, or "" if it cannot be
+// read (the section then does not compare the scripts).
+func scriptSHA(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		log.Printf("the script of the report: %v", err)
+		return ""
+	}
+	sum := sha1.Sum(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// wrap names whose err it is, if any.
+func wrap(who string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", who, err)
+}
+
+// scriptCommands are the commands make bench-script ran, as the section
+// names them.
+func scriptCommands(o options, cfg scriptbench.Config) []string {
+	dir := "bin/baseline-" + o.scriptBaselineCommit
+	return []string{
+		"make bench-script SCRIPT_BASELINE=" + o.scriptBaselineCommit + " SCRIPT_WAITING=\"" + strings.Join(strings.Fields(o.scriptWaiting), " ") + "\" # runs:",
+		"git archive " + o.scriptBaselineCommit + " -- ':(exclude)tools' | tar -x -C " + dir,
+		"cd tools && go build -o ../bin/bench/scriptbench-today ./cmd/scriptbench",
+		"# bin/bench/scriptbench-baseline.mod: tools/go.mod with replace github.com/edgequeue/waitingroom => " + dir,
+		"cd tools && go build -modfile ../bin/bench/scriptbench-baseline.mod -o ../bin/bench/scriptbench-baseline ./cmd/scriptbench",
+		"cd tools && go run ./cmd/bench -script-only -script-today ../bin/bench/scriptbench-today -script-baseline ../bin/bench/scriptbench-baseline \\",
+		"    -script-waiting \"" + strings.Join(strings.Fields(o.scriptWaiting), " ") + "\" -script-baseline-commit " + o.scriptBaselineCommit + " -script-baseline-dir ../" + dir + " -out ../BENCHMARKS.md -command \"make bench-script\"",
+		fmt.Sprintf("# which runs each harness as: scriptbench -serve -waiting %s -calls %d -rounds %d -passes %d -clients %d -saturation-clients %d -saturation-calls %d -fill-clients %d",
+			strings.Join(strings.Fields(o.scriptWaiting), ","), cfg.Calls, cfg.Rounds, cfg.Passes, cfg.Clients, cfg.SaturationClients, cfg.SaturationCalls, cfg.FillClients),
+	}
 }
 
 // fairness measures each of o.fairness's rooms on the flash crowd, each on

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -236,6 +237,42 @@ func TestRunHost(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("the section lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// TestRunScript has two harnesses (the same build twice, as before the
+// cheaper script is merged) take turns on a line of 100, and writes the
+// script's section from them.
+func TestRunScript(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "scriptbench")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/edgequeue/waitingroom/tools/cmd/scriptbench").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	md := rewritten(t, "script", benchreport.ScriptHeading, "make bench-script", func(o options) error {
+		o.scriptToday, o.scriptBaseline, o.scriptCommit, o.scriptBaselineCommit = bin, bin, "abc1234", "39117c1"
+		o.scriptWaiting, o.scriptArgs = "100", "-calls 20 -rounds 2 -passes 2 -clients 2 -saturation-clients 4 -saturation-calls 100 -fill-clients 4"
+		return runScript(context.Background(), o)
+	})
+	for _, want := range []string{
+		"this tree (abc1234) against the baseline's, commit 39117c1",
+		"| operation | 100 waiting: this tree | baseline | ratio |",
+		"scriptbench -serve -waiting 100 -calls 20 -rounds 2 -passes 2 -clients 2 -saturation-clients 4 -saturation-calls 100 -fill-clients 4",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the section lacks %q:\n%s", want, md)
+		}
+	}
+	// A harness that cannot measure fails the run, and the section is kept.
+	out := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+	if err := os.WriteFile(out, []byte("# B\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := options{out: out, command: "make bench-script", began: time.Now(), scriptToday: bin, scriptBaseline: bin, scriptWaiting: "1"}
+	if err := runScript(context.Background(), o); err == nil || !strings.Contains(err.Error(), "a line of 1") {
+		t.Errorf("a line of 1: %v, want it refused", err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "# B\n" {
+		t.Errorf("a failed run wrote the report:\n%s", b)
 	}
 }
 
