@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "dfe3e3684de96e67a5a3450e9dc474ec0221d3fd"
+const lineScriptSHA = "e8a7afd4021e888b05df392a5b785d533a3b6558"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.

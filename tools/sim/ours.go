@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -224,18 +223,14 @@ func (o *Ours) Sessions(ctx context.Context, now time.Time) (int64, error) {
 	return l.Active, err
 }
 
-// CalledIn implements MinuteCounter. The script keeps each minute's count
-// in slot m<minute%5> as "minute:count".
+// CalledIn implements MinuteCounter: the admissions of the minute's
+// record in the store's history.
 func (o *Ours) CalledIn(ctx context.Context, minute time.Time) (int64, error) {
-	m := minute.Unix() / 60
-	v, err := o.Redis.Do("HGET", o.Store.Keys(o.Room.Name)[0], "m"+strconv.FormatInt(m%5, 10))
-	if err != nil {
+	ms, err := o.Store.History(ctx, o.Room.Name, minute, minute)
+	if err != nil || len(ms) == 0 {
 		return 0, err
 	}
-	if at, count, ok := strings.Cut(v.Str, ":"); ok && at == strconv.FormatInt(m, 10) {
-		return strconv.ParseInt(count, 10, 64)
-	}
-	return 0, nil
+	return ms[0].Admissions, nil
 }
 
 // CalledTickets implements CalledLister. The script keeps the called

@@ -1027,16 +1027,32 @@ func fill(t testing.TB, st *store.Upstash, p store.Policy, n int) {
 	if _, err := st.Control(ctx, "r", p, store.Pause, t0); err != nil {
 		t.Fatal(err)
 	}
-	var lt string
-	do(t, st, &lt, "HGET", st.Keys("r")[0], "lt")
+	state := lineState(t, st, "r")
 	for from := 1; from <= n; from += 50000 {
 		cmd := []any{"ZADD", st.Keys("r")[3]}
 		for i := from; i < from+50000 && i <= n; i++ {
-			cmd = append(cmd, lt, i)
+			cmd = append(cmd, state[stateLT], i)
 		}
 		do(t, st, nil, cmd...)
 	}
-	do(t, st, nil, "HSET", st.Keys("r")[0], "issued", n)
+	state[stateIssued] = fmt.Sprint(n)
+	do(t, st, nil, "HSET", st.Keys("r")[0], "s", strings.Join(state, ","))
+}
+
+// The line's state is one field of its hash, s: comma-separated values
+// in the order line.lua keeps them (see "The line's state" there), of
+// which these tests read or write two.
+const stateIssued, stateLT = 1, 5
+
+// lineState is room's state, a value each.
+func lineState(t testing.TB, st *store.Upstash, room string) []string {
+	t.Helper()
+	var s string
+	do(t, st, &s, "HGET", st.Keys(room)[0], "s")
+	if !strings.HasSuffix(s, ",") || strings.Count(s, ",") != 43 {
+		t.Fatalf("the line's state %q is not 43 values each followed by a comma", s)
+	}
+	return strings.Split(s, ",")
 }
 
 // TestOneCallDoesBoundedWork: resuming a room with 25,000 waiting calls
