@@ -369,9 +369,9 @@ type run struct {
 	// not called in it).
 	held, batchHeld []int64
 	joins           []admission // the visitors' first joins, by shard
-	limiter    *joinLimiter
-	botTickets map[int64]bool // bots' tickets not yet seen called
-	estimates  estimateTally
+	limiter         *joinLimiter
+	botTickets      map[int64]bool // bots' tickets not yet seen called
+	estimates       estimateTally
 }
 
 func (r *run) at(t time.Time, k kind, v *Visitor) {
