@@ -112,8 +112,9 @@ func (c *calls) line(call func() (store.Line, error)) (store.Line, error) {
 }
 
 // popSnapshots is a POP's snapshot as one request's gate reads it
-// (queue.Snapshots): the POP's copy while it is younger than the room's
-// snapshot TTL, else filled by the request's own poll. The POP's lock,
+// (queue.Snapshots): the POP's copy of the shard's line while it is
+// younger than the room's snapshot TTL, else filled by the request's own
+// poll. The POP's lock,
 // held over the fill, collapses its concurrent misses into one, as the
 // edge's cache does; a failed fill leaves the POP without a snapshot.
 type popSnapshots struct {
@@ -121,15 +122,19 @@ type popSnapshots struct {
 	c *calls
 }
 
-func (s popSnapshots) Get(room *queue.Room, _ int, now time.Time, fill func() (queue.Snapshot, error)) (queue.Snapshot, error) {
+func (s popSnapshots) Get(room *queue.Room, i int, now time.Time, fill func() (queue.Snapshot, error)) (queue.Snapshot, error) {
 	s.p.mu.Lock()
 	defer s.p.mu.Unlock()
-	if s.p.filled && now.Sub(s.p.snap.At) < room.SnapshotTTL() {
-		return s.p.snap, nil
+	if snap, ok := s.p.snaps[i]; ok && now.Sub(snap.At) < room.SnapshotTTL() {
+		return snap, nil
 	}
 	s.c.fills++
 	snap, err := fill()
-	s.p.snap, s.p.filled = snap, err == nil
+	if err != nil {
+		delete(s.p.snaps, i)
+	} else {
+		s.p.snaps[i] = snap
+	}
 	return snap, err
 }
 

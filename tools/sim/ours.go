@@ -69,16 +69,16 @@ func newOurs(st *store.Upstash, redis *resp.Pool, room *queue.Room, pops int) (*
 		o.farRoom = &r
 	}
 	for range pops {
-		o.pops = append(o.pops, &pop{})
+		o.pops = append(o.pops, &pop{snaps: map[int]queue.Snapshot{}})
 	}
 	return o, nil
 }
 
-// pop is one POP's cache of the room's snapshot.
+// pop is one POP's cache of the room's snapshots: one per shard, as the
+// edge keeps one per room and shard (a room of one line has shard 0's).
 type pop struct {
-	mu     sync.Mutex
-	snap   queue.Snapshot
-	filled bool
+	mu    sync.Mutex
+	snaps map[int]queue.Snapshot
 }
 
 // Name implements Policy.
@@ -232,7 +232,7 @@ func (o *Ours) Admit(ctx context.Context, n int64, now time.Time) error {
 	}
 	for _, p := range o.pops {
 		p.mu.Lock()
-		p.filled = false
+		clear(p.snaps)
 		p.mu.Unlock()
 	}
 	return nil
