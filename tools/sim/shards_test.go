@@ -1,49 +1,65 @@
 package sim
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/edgequeue/waitingroom/tools/redistest"
 )
 
 // TestShardedRoom plays a small crowd in a room of four shards on one
-// redis-server: no place is ever held beyond the capacity (the shards'
-// sum, at every batch), the origin never has more, every shard takes
-// arrivals and calls, arrival order holds within a shard to a poll, and
-// across shards within the bound the room states.
+// redis-server, under today's edge and with the snapshot over two POPs
+// (one snapshot per shard in each): no place is ever held beyond the
+// capacity (the shards' sum, at every batch), the origin never has more,
+// every shard takes arrivals and calls, arrival order holds within a
+// shard to a poll, and across shards within the bound the room states.
 func TestShardedRoom(t *testing.T) {
-	cfg := crowd(1500, 100)
-	rep := runOurs(t, cfg, `"max_active_users":100,"shards":4`)
-	f := rep.Shards
-	t.Logf("shards %d: peaks %v, joined %v, imbalance %d, bound %v; across %+v, within %+v; max held %d",
-		f.Shards, f.PeakPerSecond, f.Joined, f.Imbalance, f.Bound, f.Across, f.Within, rep.MaxHeld)
-	if f.Shards != 4 || len(f.PeakPerSecond) != 4 {
-		t.Fatalf("the run saw %d shards (%v), want 4", f.Shards, f.PeakPerSecond)
-	}
-	if rep.Overshoot != 0 || rep.HeldOvershoot() != 0 || rep.MaxHeld < 90 {
-		t.Errorf("capacity 100: %d live at most (overshoot %d), the shards held %d at most", rep.MaxLive, rep.Overshoot, rep.MaxHeld)
-	}
-	joined, peaks := 0, 0
-	for i := range f.Joined {
-		if f.Joined[i] == 0 || f.PeakPerSecond[i] == 0 {
-			t.Errorf("shard %d: %d joined, peak %d calls/s", i, f.Joined[i], f.PeakPerSecond[i])
-		}
-		joined += f.Joined[i]
-		peaks += f.PeakPerSecond[i]
-	}
-	if joined != cfg.Visitors {
-		t.Errorf("%d joins counted by shard, want one per visitor, %d", joined, cfg.Visitors)
-	}
-	if peaks < rep.PeakCallsPerSecond || f.BusiestPeak() >= rep.PeakCallsPerSecond {
-		t.Errorf("the shards' peaks %v against the room's %d calls/s", f.PeakPerSecond, rep.PeakCallsPerSecond)
-	}
-	if f.Within.Pairs != 0 || f.Within.Lag > cfg.Refresh {
-		t.Errorf("within a shard: %+v, want no admission more than a poll (%v) out of order", f.Within, cfg.Refresh)
-	}
-	if f.Bound <= cfg.Refresh || f.Across.Lag > f.Bound {
-		t.Errorf("across shards: %+v against the bound %v", f.Across, f.Bound)
-	}
-	if rep.LostPlaces != 0 || rep.NeverAdmitted != 0 {
-		t.Errorf("%d places lost, %d never admitted", rep.LostPlaces, rep.NeverAdmitted)
+	for _, pops := range []int{0, 2} {
+		t.Run(fmt.Sprintf("%d POPs", pops), func(t *testing.T) {
+			cfg := crowd(1000, 100)
+			room, err := Room(`"max_active_users":100,"shards":4`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := redistest.Start(t)
+			rep := runPolicy(t, cfg, ours(t, addr, room, pops), addr)
+			f := rep.Shards
+			t.Logf("shards %d: peaks %v, joined %v, imbalance %d, bound %v; across %+v, within %+v; max held %d",
+				f.Shards, f.PeakPerSecond, f.Joined, f.Imbalance, f.Bound, f.Across, f.Within, rep.MaxHeld)
+			if f.Shards != 4 || len(f.PeakPerSecond) != 4 {
+				t.Fatalf("the run saw %d shards (%v), want 4", f.Shards, f.PeakPerSecond)
+			}
+			if rep.Overshoot != 0 || rep.HeldOvershoot() != 0 || rep.MaxHeld < 90 {
+				t.Errorf("capacity 100: %d live at most (overshoot %d), the shards held %d at most", rep.MaxLive, rep.Overshoot, rep.MaxHeld)
+			}
+			joined, peaks := 0, 0
+			for i := range f.Joined {
+				if f.Joined[i] == 0 || f.PeakPerSecond[i] == 0 {
+					t.Errorf("shard %d: %d joined, peak %d calls/s", i, f.Joined[i], f.PeakPerSecond[i])
+				}
+				joined += f.Joined[i]
+				peaks += f.PeakPerSecond[i]
+			}
+			if joined != cfg.Visitors {
+				t.Errorf("%d joins counted by shard, want one per visitor, %d", joined, cfg.Visitors)
+			}
+			if peaks < rep.PeakCallsPerSecond || f.BusiestPeak() >= rep.PeakCallsPerSecond {
+				t.Errorf("the shards' peaks %v against the room's %d calls/s", f.PeakPerSecond, rep.PeakCallsPerSecond)
+			}
+			if pops > 0 && rep.FromSnapshot == 0 {
+				t.Error("no poll was answered from a POP's snapshot")
+			}
+			if f.Within.Pairs != 0 || f.Within.Lag > cfg.Refresh {
+				t.Errorf("within a shard: %+v, want no admission more than a poll (%v) out of order", f.Within, cfg.Refresh)
+			}
+			if f.Bound <= cfg.Refresh || f.Across.Lag > f.Bound {
+				t.Errorf("across shards: %+v against the bound %v", f.Across, f.Bound)
+			}
+			if rep.LostPlaces != 0 || rep.NeverAdmitted != 0 {
+				t.Errorf("%d places lost, %d never admitted", rep.LostPlaces, rep.NeverAdmitted)
+			}
+		})
 	}
 }
 
