@@ -67,7 +67,7 @@ func TestShardsSection(t *testing.T) {
 		"| 1,000,000 | 200,000 | 8 | today's edge | 20,000 | 3,000 | 300 × 10.00 | 13.3× |",
 		"| 10,000,000 | 2,000,000 | 8 | today's edge | 200,000 | 30,000 | 300 × 100.00 | 1.3× |",
 		"| 8 | today's edge | 0.15× |",
-		"`make bench-shards SHARD_VISITORS=1000000` plays it",
+		"`make bench-shards SHARD_VISITORS=1000000` plays them",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the section lacks %q:\n%s", want, text)
