@@ -217,15 +217,16 @@ bench-pops-large:
 # (SHARD_POPS): each shard's peak calls a second against one core's ceiling (the
 # script's section's, make bench-script), overshoot, arrival order within and across
 # shards, and the 1,000,000 and 10,000,000-visitor crowds on paper from the per-shard
-# figures. The runs are kept in bin/bench/shards.json. At 100,000 visitors its eight
+# figures. The runs are kept in SHARD_KEEP. At 100,000 visitors its eight
 # runs take most of an hour on 2 cores; SHARD_VISITORS=1000000 plays the issue's crowd
 # (about ten times as long).
 SHARD_VISITORS ?= 100000
 SHARD_POPS ?= 0,1
+SHARD_KEEP ?= bin/bench/shards.json
 comma := ,
 bench-shards:
 	@mkdir -p bin/bench
-	cd tools && go run ./cmd/bench -shards-only -visitors $(SHARD_VISITORS) -shard-pops $(SHARD_POPS) -shards-keep ../bin/bench/shards.json \
+	cd tools && go run ./cmd/bench -shards-only -visitors $(SHARD_VISITORS) -shard-pops $(SHARD_POPS) -shards-keep ../$(SHARD_KEEP) \
 		-out ../$(BENCH_OUT) -command "make bench-shards$(if $(filter-out 100000,$(SHARD_VISITORS)), SHARD_VISITORS=$(SHARD_VISITORS))$(if $(filter-out 0$(comma)1,$(SHARD_POPS)), SHARD_POPS=$(SHARD_POPS))"
 
 # The reusable sandboxes' section of BENCHMARKS.md: one request at a time through

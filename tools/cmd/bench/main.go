@@ -149,7 +149,7 @@ func main() {
 	flag.BoolVar(&o.shardsOnly, "shards-only", false, "play only the flash crowd in rooms of 1, 2, 4 and 8 shards and rewrite its section of -out")
 	flag.Float64Var(&o.ceiling, "ceiling", 0, "one Redis core's calls a second for a room (0: the script's section of -out, else issue 25's 13,000)")
 	flag.StringVar(&o.shardsKeep, "shards-keep", "", "`file` to keep -shards-only's runs in (JSON)")
-	flag.StringVar(&o.shardsFrom, "shards-from", "", "`file` of runs kept by -shards-keep: write the section from them instead of playing them")
+	flag.StringVar(&o.shardsFrom, "shards-from", "", "`files` (comma-separated) of runs kept by -shards-keep: write the section from them instead of playing them")
 	shardPOPs := flag.String("shard-pops", "0", "comma-separated POPs of the designs -shards-only plays (0: today's edge, without snapshots)")
 	flag.StringVar(&o.cliPackage, "cli-package", "fastlycli/package.json", "the package.json that installs the Fastly CLI")
 	flag.StringVar(&o.cacheDir, "cache", filepath.Join(os.TempDir(), "fastlyhost-bench-cache"), "compiled-code cache of the host")
@@ -644,16 +644,26 @@ func runShards(ctx context.Context, o options) error {
 	return rewrite(o, "shards", "bench-shards", func(res benchreport.Results) string { return benchreport.ShardsSection(res, s) },
 		func(res *benchreport.Results) error {
 			if o.shardsFrom != "" {
-				// The runs of an earlier make bench-shards, written again.
-				b, err := os.ReadFile(o.shardsFrom)
-				if err != nil {
-					return err
+				// The runs of earlier make bench-shards, written again:
+				// dated by the first, each one's command named, and the
+				// time the longest took (they may have run side by side).
+				var commands []string
+				for i, file := range strings.Split(o.shardsFrom, ",") {
+					b, err := os.ReadFile(file)
+					if err != nil {
+						return err
+					}
+					var kept shardsKept
+					if err := json.Unmarshal(b, &kept); err != nil {
+						return fmt.Errorf("%s: %w", file, err)
+					}
+					if i == 0 || kept.Date.Before(res.Date) {
+						res.Date = kept.Date
+					}
+					commands = append(commands, kept.Command)
+					s.Runs, s.Took = append(s.Runs, kept.Runs...), max(s.Took, kept.Took)
 				}
-				var kept shardsKept
-				if err := json.Unmarshal(b, &kept); err != nil {
-					return fmt.Errorf("%s: %w", o.shardsFrom, err)
-				}
-				res.Date, res.Command, s.Runs, s.Took = kept.Date, kept.Command, kept.Runs, kept.Took
+				res.Command = strings.Join(commands, "` and `")
 				return nil
 			}
 			for _, pops := range o.shardPOPs {
