@@ -166,7 +166,7 @@ func ShardsSection(res Results, s ShardsRun) string {
 		}
 		w("**This is not the issue's 1,000,000-visitor crowd**: a run here took up to %s at %s visitors on this shared 2-core machine (%s for all %d), and a run's time grows with the visitors, so the same runs at 1,000,000 would take about %s; `%s` plays them. The 1,000,000-visitor figures below are this run's scaled by %s, on paper. ",
 			longest.Round(time.Second), thousands(float64(cfg.Visitors)), all.Round(time.Second), len(s.Runs),
-			(time.Duration(float64(all)*1000000/float64(cfg.Visitors))).Round(time.Minute), s.Command, fixed2(1000000/float64(cfg.Visitors)))
+			(time.Duration(float64(all) * 1000000 / float64(cfg.Visitors))).Round(time.Minute), s.Command, fixed2(1000000/float64(cfg.Visitors)))
 	}
 	w("Each row is one run on a fresh redis-server, the real script through the production store client (`store.Upstash` over `tools/upstashdev`), in virtual time. A room of K > 1 shards runs as the edge runs it: its gates ask `store/shard`'s Store, all K shards on the one redis-server as K hash slots (`wr:{sim}`, `wr:{sim#1}`, …), each taking its share of the places; K = 1 is the room of one line, unsharded. Each request's store calls are counted at the shard that took them.\n\n")
 
