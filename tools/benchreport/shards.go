@@ -226,6 +226,7 @@ func ShardsSection(res Results, s ShardsRun) string {
 	}
 
 	s.onPaper(w)
+	s.goals(w)
 
 	w("\n- **peak calls/s**: the most store calls the visitors' requests made in one second of simulated time, the room's (all shards) and each shard's; a shard's is what its one Redis core must serve.\n")
 	w("- **headroom**: one core's ceiling ÷ the busiest shard's peak; below 1 the shard's core cannot keep up.\n")
@@ -294,6 +295,53 @@ func (s ShardsRun) headrooms(peak float64) string {
 		fmt.Fprintf(&b, " %s |", headroom(c.PerSecond, peak))
 	}
 	return b.String()
+}
+
+// goals writes issue 25's goals for the simulator against the figures,
+// each design's: the 1,000,000-visitor crowd at one shard with 4×
+// headroom, the large crowd at the most shards within one core's ceiling
+// (both on paper when not played at that size), no overshoot at any K,
+// and cross-shard order within the bound.
+func (s ShardsRun) goals(w func(string, ...any)) {
+	if len(s.Ceilings) == 0 {
+		return
+	}
+	c := s.Ceilings[0]
+	w("\n### Issue 25's goals\n\n")
+	for _, r := range s.Runs {
+		scaled := func(n int) string {
+			m := float64(n) / float64(s.Workload.Visitors)
+			h := c.PerSecond / (float64(r.Report.Shards.BusiestPeak()) * m)
+			how := "played"
+			if m != 1 {
+				how = "on paper"
+			}
+			return fmt.Sprintf("%.1f× (%s; %s)", h, how, met(h >= 4))
+		}
+		switch {
+		case r.Shards == 1:
+			w("- %s, the 1,000,000-visitor crowd at K = 1 with at least 4× headroom against %s: %s\n", r.design(), c.Name, scaled(1000000))
+		case r.Shards == maxShards(s.Runs):
+			m := float64(s.Large) / float64(s.Workload.Visitors)
+			h := c.PerSecond / (float64(r.Report.Shards.BusiestPeak()) * m)
+			w("- %s, the %s-visitor crowd at K = %d within each core's ceiling (%s): headroom %.1f× (on paper; %s)\n", r.design(), thousands(float64(s.Large)), r.Shards, c.Name, h, met(h >= 1))
+		}
+	}
+	over, order := true, true
+	for _, r := range s.Runs {
+		over = over && r.Report.Overshoot == 0 && r.Report.HeldOvershoot() == 0
+		order = order && r.Report.Shards.Across.Lag <= r.Report.Shards.Bound
+	}
+	w("- Overshoot 0 at every K (the origin's and the places held): %s\n", met(over))
+	w("- Cross-shard order within the stated bound at every K: %s\n", met(order))
+}
+
+// met says whether a goal was met.
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**not met**"
 }
 
 // maxShards is the most shards among runs.

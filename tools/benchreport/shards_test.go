@@ -68,6 +68,10 @@ func TestShardsSection(t *testing.T) {
 		"| 10,000,000 | 2,000,000 | 8 | today's edge | 200,000 | 30,000 | 300 × 100.00 | 1.3× |",
 		"| 8 | today's edge | 0.15× |",
 		"`make bench-shards SHARD_VISITORS=1000000` plays them",
+		"- today's edge, the 1,000,000-visitor crowd at K = 1 with at least 4× headroom against this tree's script: 2.0× (on paper; **not met**)",
+		"- today's edge, the 10,000,000-visitor crowd at K = 8 within each core's ceiling (this tree's script): headroom 1.3× (on paper; met)",
+		"- Overshoot 0 at every K (the origin's and the places held): met",
+		"- Cross-shard order within the stated bound at every K: **not met**",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the section lacks %q:\n%s", want, text)
