@@ -85,8 +85,9 @@ type Order struct {
 	// Pairs counts the pairs with a admitted more than one poll (the
 	// queue page's refresh) after b.
 	Pairs int64
-	// Lag is the most any a was admitted after its b (0 if never).
-	Lag time.Duration
+	// Lag is the most any a was admitted after its b (0 if never), and
+	// LagAt when that a arrived, into the event (the latest such a).
+	Lag, LagAt time.Duration
 	// Gap is the most seconds of arrival time between a and b in the
 	// pairs counted.
 	Gap time.Duration
@@ -128,7 +129,9 @@ func order(adm []admission, shards int, slack, simultaneous time.Duration) (acro
 			if s == a.shard {
 				o = &within
 			}
-			o.Lag = max(o.Lag, a.admitted.Sub(e))
+			if lag := a.admitted.Sub(e); lag > o.Lag {
+				o.Lag, o.LagAt = lag, a.arrived.Sub(Start)
+			}
 		}
 	}
 

@@ -92,11 +92,11 @@ func TestOrder(t *testing.T) {
 		across, within Order
 	}{
 		{"in order", inLine(10, [2]float64{0, 0}), Order{}, Order{}},
-		{"within a poll", inLine(10, [2]float64{0, 9}), Order{Lag: 8 * time.Second}, Order{}},
+		{"within a poll", inLine(10, [2]float64{0, 9}), Order{Lag: 8 * time.Second, LagAt: 7 * time.Second}, Order{}},
 		// Shard 0 is 30 s late: a (shard 0, arrived i) is admitted after
 		// every shard-1 visitor who arrived less than 20 s after it: 5 +
 		// 4 + 3 + 2 + 1 pairs.
-		{"a shard late", inLine(10, [2]float64{30, 0}), Order{Pairs: 15, Lag: 29 * time.Second, Gap: 9 * time.Second}, Order{}},
+		{"a shard late", inLine(10, [2]float64{30, 0}), Order{Pairs: 15, Lag: 29 * time.Second, LagAt: 8 * time.Second, Gap: 9 * time.Second}, Order{}},
 		{"overtaken in a shard", []admission{
 			{arrived: at(0), admitted: at(50), shard: 0},
 			{arrived: at(1), admitted: at(20), shard: 0},

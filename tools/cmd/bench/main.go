@@ -718,8 +718,8 @@ func shardRun(ctx context.Context, cfg sim.Config, settings string, k, pops int)
 		return benchreport.ShardRun{}, fmt.Errorf("K = %d, %s: %w", k, ours.Name(), err)
 	}
 	f := rep.Shards
-	log.Printf("shards: K = %d, %s: peak %d calls/s, busiest shard %d %v; overshoot %d (origin), %d (held, at most %d); across %d pairs, lag %v (bound %v, imbalance %d), gap %v; within %d pairs, lag %v; %d lost; utilisation %.1f%%; in %v",
+	log.Printf("shards: K = %d, %s: peak %d calls/s, busiest shard %d %v; overshoot %d (origin), %d (held, at most %d); across %d pairs, lag %v (of a visitor who arrived %v in; bound %v, imbalance %d), gap %v; within %d pairs, lag %v; %d lost; utilisation %.1f%%; in %v",
 		k, ours.Name(), rep.PeakCallsPerSecond, f.BusiestPeak(), f.PeakPerSecond, rep.Overshoot, rep.HeldOvershoot(), rep.MaxHeld,
-		f.Across.Pairs, f.Across.Lag, f.Bound, f.Imbalance, f.Across.Gap, f.Within.Pairs, f.Within.Lag, rep.LostPlaces, rep.Utilisation*100, rep.Elapsed.Round(time.Second))
+		f.Across.Pairs, f.Across.Lag, f.Across.LagAt, f.Bound, f.Imbalance, f.Across.Gap, f.Within.Pairs, f.Within.Lag, rep.LostPlaces, rep.Utilisation*100, rep.Elapsed.Round(time.Second))
 	return benchreport.ShardRun{Shards: k, POPs: pops, Report: rep}, nil
 }
