@@ -17,8 +17,8 @@
 #                bench-fairness (the line's and the draw's), bench-heartbeat (utilisation) and bench-pops
 #                (waiting's cost with a snapshot per POP, 100,000 visitors) and bench-script (the Redis CPU of a
 #                call of the store's script, against SCRIPT_BASELINE's). Apart: bench-pops-large (the same at
-#                1,000,000), bench-host (fresh against reused sandboxes, and each request against its floor),
-#                figures (module sizes, CLI version);
+#                1,000,000), bench-shards (one room as 1 to 8 shards), bench-host (fresh against reused
+#                sandboxes, and each request against its floor), figures (module sizes, CLI version);
 #                make bench-large: make bench's own sections at 1,000,000 visitors, in BENCHMARKS-large.md.
 
 SHELL := /bin/bash
@@ -39,7 +39,7 @@ ifneq ($(PREREQS_TINYGO),)
 export PATH := $(PREREQS_TINYGO):$(PATH)
 endif
 
-.PHONY: docs build test test-all test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz model serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-pops bench-pops-large bench-script bench-host figures prereqs panel-screenshot page-screenshots clean
+.PHONY: docs build test test-all test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz model serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-pops bench-pops-large bench-script bench-shards bench-host figures prereqs panel-screenshot page-screenshots clean
 
 build: bin/main.wasm
 
@@ -236,6 +236,24 @@ bench-script:
 		-script-json ../bin/bench/script-results.json -script-baseline-dir $(SCRIPT_BASELINE_DIR) \
 		-script-commit "$$(git describe --always --dirty)" -script-baseline-commit "$$(git rev-parse --short $(SCRIPT_BASELINE)^{commit})" \
 		-out ../$(BENCH_OUT) -command "make bench-script"
+
+# The sharded rooms' section of BENCHMARKS.md (issue 25): the flash crowd at
+# SHARD_VISITORS in a room of 1, 2, 4 and 8 shards, every shard on one redis-server
+# as a hash slot of its own, under today's edge and the snapshot over one POP
+# (SHARD_POPS): each shard's peak calls a second against one core's ceiling (the
+# script's section's, make bench-script), overshoot, arrival order within and across
+# shards, and the 1,000,000 and 10,000,000-visitor crowds on paper from the per-shard
+# figures. The runs are kept in SHARD_KEEP. At 100,000 visitors its eight
+# runs take most of an hour on 2 cores; SHARD_VISITORS=1000000 plays the issue's crowd
+# (about ten times as long).
+SHARD_VISITORS ?= 100000
+SHARD_POPS ?= 0,1
+SHARD_KEEP ?= bin/bench/shards.json
+comma := ,
+bench-shards:
+	@mkdir -p bin/bench
+	cd tools && go run ./cmd/bench -shards-only -visitors $(SHARD_VISITORS) -shard-pops $(SHARD_POPS) -shards-keep ../$(SHARD_KEEP) \
+		-out ../$(BENCH_OUT) -command "make bench-shards$(if $(filter-out 100000,$(SHARD_VISITORS)), SHARD_VISITORS=$(SHARD_VISITORS))$(if $(filter-out 0$(comma)1,$(SHARD_POPS)), SHARD_POPS=$(SHARD_POPS))"
 
 # The floors of bench-host (floor/): bare guests built as the service is, by
 # tools/build-wasm with each compiler, target and flags.

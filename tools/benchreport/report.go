@@ -183,7 +183,7 @@ func summary(res Results) string {
 	if res.Took > 0 {
 		took = fmt.Sprintf(" (its sections took %s)", res.Took.Round(time.Second))
 	}
-	return fmt.Sprintf("# Benchmarks\n\nEach section is written by one make target, named in its first line (`make bench` runs them all but `bench-pops-large` and `bench-host`); "+
+	return fmt.Sprintf("# Benchmarks\n\nEach section is written by one make target, named in its first line (`make bench` runs them all but `bench-pops-large`, `bench-shards` and `bench-host`); "+
 		"the sections without one were written by `%s` on %s%s. Run a target again to check its numbers.\n\n"+
 		"Machine: %s; redis-server %s.\n",
 		res.Command, res.Date.UTC().Format("2006-01-02 15:04 MST"), took, m.text(), m.Redis)

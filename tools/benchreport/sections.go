@@ -34,6 +34,7 @@ var sectionOwners = []struct{ name, target string }{
 	{"heartbeat", "bench-heartbeat"},
 	{"pops", "bench-pops"},
 	{"pops-large", "bench-pops-large"},
+	{"shards", "bench-shards"},
 	{"end-to-end", "bench"},
 	{"reuse", "bench-host"},
 	{"floor", "bench-host"},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/store"
+	"github.com/edgequeue/waitingroom/store/shard"
 )
 
 // calls is the store as one request's gate sees it: the real store (st),
@@ -111,8 +112,9 @@ func (c *calls) line(call func() (store.Line, error)) (store.Line, error) {
 }
 
 // popSnapshots is a POP's snapshot as one request's gate reads it
-// (queue.Snapshots): the POP's copy while it is younger than the room's
-// snapshot TTL, else filled by the request's own poll. The POP's lock,
+// (queue.Snapshots): the POP's copy of the shard's line while it is
+// younger than the room's snapshot TTL, else filled by the request's own
+// poll. The POP's lock,
 // held over the fill, collapses its concurrent misses into one, as the
 // edge's cache does; a failed fill leaves the POP without a snapshot.
 type popSnapshots struct {
@@ -120,15 +122,19 @@ type popSnapshots struct {
 	c *calls
 }
 
-func (s popSnapshots) Get(room *queue.Room, _ int, now time.Time, fill func() (queue.Snapshot, error)) (queue.Snapshot, error) {
+func (s popSnapshots) Get(room *queue.Room, i int, now time.Time, fill func() (queue.Snapshot, error)) (queue.Snapshot, error) {
 	s.p.mu.Lock()
 	defer s.p.mu.Unlock()
-	if s.p.filled && now.Sub(s.p.snap.At) < room.SnapshotTTL() {
-		return s.p.snap, nil
+	if snap, ok := s.p.snaps[i]; ok && now.Sub(snap.At) < room.SnapshotTTL() {
+		return snap, nil
 	}
 	s.c.fills++
 	snap, err := fill()
-	s.p.snap, s.p.filled = snap, err == nil
+	if err != nil {
+		delete(s.p.snaps, i)
+	} else {
+		s.p.snaps[i] = snap
+	}
 	return snap, err
 }
 
@@ -137,4 +143,81 @@ type fixedSnapshot queue.Snapshot
 
 func (s fixedSnapshot) Get(*queue.Room, int, time.Time, func() (queue.Snapshot, error)) (queue.Snapshot, error) {
 	return queue.Snapshot(s), nil
+}
+
+// shardTally is what one request asked each shard of a sharded room:
+// calls[i] the store calls shard i took, held[i] the places (sessions and
+// called visitors) shard i's line held at its last answer, -1 when it did
+// not answer. Nil slices: the room is one line.
+type shardTally struct {
+	calls []int
+	held  []int64
+}
+
+// record counts a call to shard i and, when it succeeded, the line it
+// answered with.
+func (t *shardTally) record(i int, l store.Line, err error) {
+	for len(t.calls) <= i {
+		t.calls, t.held = append(t.calls, 0), append(t.held, -1)
+	}
+	t.calls[i]++
+	if err == nil {
+		t.held[i] = l.Active + l.Called
+	}
+}
+
+// shardCalls is shard i's backend as one request of a sharded room sees
+// it: the real one, each call counted in the request's tally.
+type shardCalls struct {
+	shard.Backend
+	i int
+	t *shardTally
+}
+
+func (s shardCalls) placed(pl store.Place, err error) (store.Place, error) {
+	s.t.record(s.i, pl.Line, err)
+	return pl, err
+}
+
+func (s shardCalls) lined(l store.Line, err error) (store.Line, error) {
+	s.t.record(s.i, l, err)
+	return l, err
+}
+
+func (s shardCalls) Join(ctx context.Context, room string, p store.Policy, arrival string, now time.Time) (store.Place, error) {
+	return s.placed(s.Backend.Join(ctx, room, p, arrival, now))
+}
+
+func (s shardCalls) JoinPriority(ctx context.Context, room string, p store.Policy, arrival string, inv store.Invite, now time.Time) (store.Place, error) {
+	return s.placed(s.Backend.JoinPriority(ctx, room, p, arrival, inv, now))
+}
+
+func (s shardCalls) Poll(ctx context.Context, room string, p store.Policy, t store.Ticket, now time.Time) (store.Place, error) {
+	return s.placed(s.Backend.Poll(ctx, room, p, t, now))
+}
+
+func (s shardCalls) Renew(ctx context.Context, room string, p store.Policy, ref store.SessionRef, now time.Time) (bool, store.Line, error) {
+	ok, l, err := s.Backend.Renew(ctx, room, p, ref, now)
+	s.t.record(s.i, l, err)
+	return ok, l, err
+}
+
+func (s shardCalls) End(ctx context.Context, room string, p store.Policy, ref store.SessionRef, now time.Time) (store.Line, error) {
+	return s.lined(s.Backend.End(ctx, room, p, ref, now))
+}
+
+func (s shardCalls) Admit(ctx context.Context, room string, p store.Policy, n int64, now time.Time) (store.Line, error) {
+	return s.lined(s.Backend.Admit(ctx, room, p, n, now))
+}
+
+func (s shardCalls) Control(ctx context.Context, room string, p store.Policy, c store.Control, now time.Time) (store.Line, error) {
+	return s.lined(s.Backend.Control(ctx, room, p, c, now))
+}
+
+func (s shardCalls) Operate(ctx context.Context, room string, p store.Policy, a store.Action, now time.Time) (store.Line, error) {
+	return s.lined(s.Backend.Operate(ctx, room, p, a, now))
+}
+
+func (s shardCalls) Stats(ctx context.Context, room string, p store.Policy, now time.Time) (store.Line, error) {
+	return s.lined(s.Backend.Stats(ctx, room, p, now))
 }

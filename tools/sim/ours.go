@@ -11,6 +11,7 @@ import (
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/settings"
 	"github.com/edgequeue/waitingroom/store"
+	"github.com/edgequeue/waitingroom/store/shard"
 	"github.com/edgequeue/waitingroom/tools/resp"
 )
 
@@ -26,9 +27,17 @@ import (
 // line, as the edge keeps one in each POP's cache, and the POP's gate
 // answers far-from-front polls from it; concurrent polls in a POP wait for
 // the one that fills it.
+//
+// A room of several shards (its shards setting) runs as the edge runs it:
+// the gates ask store/shard's Store, every shard on the one database as a
+// hash slot of its own, and each request's calls are counted by shard in
+// the visitor's tally. A room of one shard asks Store itself, as before.
 type Ours struct {
 	Store *store.Upstash
 	Room  *queue.Room
+	// lines is the room as the operator reads and acts on it: Store, or
+	// the shards over it.
+	lines shard.Backend
 	// Redis is the Redis behind Store, read for the per-minute counts.
 	Redis *resp.Pool
 	// keys sign and verify the visitors' passes.
@@ -50,23 +59,26 @@ func newOurs(st *store.Upstash, redis *resp.Pool, room *queue.Room, pops int) (*
 	if err != nil {
 		return nil, err
 	}
-	o := &Ours{Store: st, Room: room, Redis: redis, keys: keys, farRoom: room}
+	o := &Ours{Store: st, Room: room, Redis: redis, keys: keys, farRoom: room, lines: st}
+	if k := o.Shards(); k > 1 {
+		o.lines = &shard.Store{Backends: []shard.Backend{st}, Shards: func(string) int { return k }}
+	}
 	if room.SnapshotTTL() <= 0 {
 		r := *room
 		r.SnapshotTTLSeconds = settings.Get(settings.Room[:], "snapshot_ttl").Default
 		o.farRoom = &r
 	}
 	for range pops {
-		o.pops = append(o.pops, &pop{})
+		o.pops = append(o.pops, &pop{snaps: map[int]queue.Snapshot{}})
 	}
 	return o, nil
 }
 
-// pop is one POP's cache of the room's snapshot.
+// pop is one POP's cache of the room's snapshots: one per shard, as the
+// edge keeps one per room and shard (a room of one line has shard 0's).
 type pop struct {
-	mu     sync.Mutex
-	snap   queue.Snapshot
-	filled bool
+	mu    sync.Mutex
+	snaps map[int]queue.Snapshot
 }
 
 // Name implements Policy.
@@ -80,10 +92,21 @@ func (o *Ours) Name() string {
 	return fmt.Sprintf("edge waiting room, snapshot, %d POPs", len(o.pops))
 }
 
+// Shards is how many lines the room runs as.
+func (o *Ours) Shards() int { return max(o.Room.Shards, 1) }
+
 // gate is the gate of v's request, in v's POP, and what the request asks
-// the store through it.
+// the store through it: in a sharded room, each shard's calls counted in
+// v's tally.
 func (o *Ours) gate(v *Visitor) (*queue.Gate, *calls) {
 	c := &calls{st: o.Store}
+	if k := o.Shards(); k > 1 {
+		backends := make([]shard.Backend, k)
+		for i := range backends {
+			backends[i] = shardCalls{Backend: o.Store, i: i, t: &v.tally}
+		}
+		c.st = &shard.Store{Backends: backends}
+	}
 	g := &queue.Gate{Store: c, Keys: o.keys}
 	if len(o.pops) > 0 {
 		g.Snapshots = popSnapshots{o.pops[v.ID%len(o.pops)], c}
@@ -124,8 +147,12 @@ func (o *Ours) decide(ctx context.Context, v *Visitor, now time.Time) (Answer, e
 	}
 	a := Answer{Held: -1, Calls: c.calls, Fills: c.fills}
 	if c.asked {
-		v.Ticket = c.place.Ticket
-		a.Held = c.place.Line.Active + c.place.Line.Called
+		v.Ticket, v.Shard = c.place.Ticket, c.place.Shard
+		if o.Shards() == 1 {
+			// A shard's line holds only its share: the run sums the
+			// shards' from the tally.
+			a.Held = c.place.Line.Active + c.place.Line.Called
+		}
 	}
 	switch d.Action {
 	case queue.Admit:
@@ -199,13 +226,13 @@ func (o *Ours) Leave(ctx context.Context, v *Visitor, now time.Time) (int, error
 // snapshots are dropped, so far-from-front visitors learn of it at their
 // next poll.
 func (o *Ours) Admit(ctx context.Context, n int64, now time.Time) error {
-	g := &queue.Gate{Store: o.Store, Keys: o.keys}
+	g := &queue.Gate{Store: o.lines, Keys: o.keys}
 	if _, err := g.Admit(ctx, o.Room, n, store.Actor{Via: "api"}, now); err != nil {
 		return err
 	}
 	for _, p := range o.pops {
 		p.mu.Lock()
-		p.filled = false
+		clear(p.snaps)
 		p.mu.Unlock()
 	}
 	return nil
@@ -213,20 +240,20 @@ func (o *Ours) Admit(ctx context.Context, n int64, now time.Time) error {
 
 // Held implements Policy: live sessions and called visitors.
 func (o *Ours) Held(ctx context.Context, now time.Time) (int64, bool, error) {
-	l, err := o.Store.Stats(ctx, o.Room.Name, o.Room.Policy(now), now)
+	l, err := o.lines.Stats(ctx, o.Room.Name, o.Room.Policy(now), now)
 	return l.Active + l.Called, true, err
 }
 
 // Sessions implements SessionCounter: the sessions the store holds.
 func (o *Ours) Sessions(ctx context.Context, now time.Time) (int64, error) {
-	l, err := o.Store.Stats(ctx, o.Room.Name, o.Room.Policy(now), now)
+	l, err := o.lines.Stats(ctx, o.Room.Name, o.Room.Policy(now), now)
 	return l.Active, err
 }
 
 // CalledIn implements MinuteCounter: the admissions of the minute's
 // record in the store's history.
 func (o *Ours) CalledIn(ctx context.Context, minute time.Time) (int64, error) {
-	ms, err := o.Store.History(ctx, o.Room.Name, minute, minute)
+	ms, err := o.lines.History(ctx, o.Room.Name, minute, minute)
 	if err != nil || len(ms) == 0 {
 		return 0, err
 	}
@@ -234,8 +261,12 @@ func (o *Ours) CalledIn(ctx context.Context, minute time.Time) (int64, error) {
 }
 
 // CalledTickets implements CalledLister. The script keeps the called
-// tickets in its third key.
+// tickets in its third key. A sharded room's tickets are numbered in each
+// shard apart, so no one number names a bot's: it lists none.
 func (o *Ours) CalledTickets(ctx context.Context) ([]int64, error) {
+	if o.Shards() > 1 {
+		return nil, errors.New("the bots' called tickets are not told apart in a sharded room")
+	}
 	return calledTickets(o.Redis, o.Store.Keys(o.Room.Name)[2])
 }
 

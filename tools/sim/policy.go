@@ -72,6 +72,9 @@ type Visitor struct {
 	// Pass is the room's cookie as the waiting room's gate last set it
 	// (Ours).
 	Pass string
+	// Shard is the shard of a sharded room the visitor's place is in
+	// (Ours; 0 in a room of one line).
+	Shard int
 
 	arrived, admitted, leaves time.Time
 	pollsLeft                 int       // polls before a NoShowWait visitor gives up; -1 never
@@ -84,4 +87,7 @@ type Visitor struct {
 	client                    string    // the address the requests come from
 	page                      int       // the admitted visitor's pages loaded, the last one pinging
 	shown                     []shownAt // the estimates shown since the visitor joined
+	// tally is what the visitor's last request asked each shard of a
+	// sharded room (Ours), reset by the run before each request.
+	tally shardTally
 }

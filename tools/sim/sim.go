@@ -101,7 +101,10 @@ type Report struct {
 	Overshoot int64
 	// MaxHeld is the most places the policy itself counted as taken
 	// (sessions plus called visitors still inside their claim window),
-	// or -1 when it counts none.
+	// or -1 when it counts none. In a sharded room it is the shards'
+	// sum after each batch: each shard's latest answer (the most it
+	// answered within the batch, when the batch called it), and the
+	// room's stats at each sample.
 	MaxHeld int64
 	// Inversions counts visitors who kept polling and yet were overtaken:
 	// a visitor who arrived later got in more than one refresh before them.
@@ -171,6 +174,18 @@ type Report struct {
 	// Estimates is how the waits shown compared with the waits that
 	// followed.
 	Estimates Estimates
+	// Shards are the figures shard by shard: one shard, the room, for a
+	// policy of one line.
+	Shards ShardFigures
+}
+
+// HeldOvershoot is how far the places the policy counted as taken
+// (MaxHeld) went past the capacity: 0 is exact.
+func (r Report) HeldOvershoot() int64 {
+	if r.Capacity <= 0 || r.MaxHeld <= int64(r.Capacity) {
+		return 0
+	}
+	return r.MaxHeld - int64(r.Capacity)
 }
 
 // Sample is the room's state at one instant of the run.
@@ -312,9 +327,15 @@ func Run(ctx context.Context, cfg Config, p Policy, redis *resp.Pool) (Report, e
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = 1
 	}
+	shards := 1
+	if s, ok := p.(Sharded); ok {
+		shards = s.Shards()
+	}
 	r := &run{cfg: cfg, p: p, redis: redis, rng: rand.New(rand.NewSource(cfg.Seed)),
+		shardCalls: make([]int, shards), held: make([]int64, shards), batchHeld: make([]int64, shards),
 		rep: Report{Policy: p.Name(), Visitors: cfg.Visitors, Capacity: cfg.Capacity, MaxHeld: -1,
-			Bots: cfg.Bots.Count(), Calls: map[string]int{}, Requests: map[string]int{}},
+			Bots: cfg.Bots.Count(), Calls: map[string]int{}, Requests: map[string]int{},
+			Shards: ShardFigures{Shards: shards, PeakPerSecond: make([]int, shards), Joined: make([]int, shards)}},
 		limiter: newJoinLimiter(cfg.Edge.JoinsPerIPPerMinute), botTickets: map[int64]bool{}}
 	began := time.Now()
 	rep, err := r.play(ctx)
@@ -342,9 +363,15 @@ type run struct {
 	memBefore  int64
 	second     int64 // the second of simulated time whose calls are counted
 	perSecond  int   // and their count
-	limiter    *joinLimiter
-	botTickets map[int64]bool // bots' tickets not yet seen called
-	estimates  estimateTally
+	shardCalls []int // and each shard's
+	// held is each shard's places taken at its latest answer, and
+	// batchHeld the most it answered in the batch being settled (-1:
+	// not called in it).
+	held, batchHeld []int64
+	joins           []admission // the visitors' first joins, by shard
+	limiter         *joinLimiter
+	botTickets      map[int64]bool // bots' tickets not yet seen called
+	estimates       estimateTally
 }
 
 func (r *run) at(t time.Time, k kind, v *Visitor) {
@@ -446,6 +473,7 @@ func (r *run) finish() {
 		r.rep.Overshoot = r.rep.MaxLive - int64(r.rep.Capacity)
 	}
 	r.rep.Inversions = r.overtaken()
+	r.shardOrder()
 	r.rep.Estimates = r.estimates.report()
 	for _, v := range r.visitors {
 		if v.steady && v.admitted.IsZero() {
@@ -488,6 +516,7 @@ func (r *run) handle(ctx context.Context, batch []*event) error {
 	steps := make([]step, len(batch))
 	for i, e := range batch {
 		steps[i] = step{e: e, kind: r.request(e), answer: Answer{Held: -1}}
+		e.v.tally = shardTally{}
 	}
 	sem := make(chan struct{}, r.cfg.Concurrency)
 	var wg sync.WaitGroup
@@ -504,12 +533,35 @@ func (r *run) handle(ctx context.Context, batch []*event) error {
 		}()
 	}
 	wg.Wait()
+	for i := range r.batchHeld {
+		r.batchHeld[i] = -1
+	}
 	for i := range steps {
 		if err := r.settle(&steps[i]); err != nil {
 			return err
 		}
 	}
+	r.heldAfterBatch()
 	return nil
+}
+
+// heldAfterBatch sums the shards' places taken after a batch of a sharded
+// room: each shard's latest answer, or the most it answered in the batch,
+// whose calls ran at once. A shard's count changes only at its calls (it
+// may be lower than its latest answer by then, as places lapse; never
+// higher), so the sum is never below what the shards held.
+func (r *run) heldAfterBatch() {
+	if len(r.held) < 2 {
+		return // a room of one line: each answer is the room's (Answer.Held)
+	}
+	var sum int64
+	for i, h := range r.batchHeld {
+		if h >= 0 {
+			r.held[i] = h
+		}
+		sum += r.held[i]
+	}
+	r.rep.MaxHeld = max(r.rep.MaxHeld, sum)
 }
 
 // request decides what the visitor of e does, and returns the kind of
@@ -603,7 +655,7 @@ func (r *run) settle(s *step) error {
 	}
 	r.rep.Requests[s.kind]++
 	r.rep.Calls[s.kind] += s.answer.Calls
-	r.countPerSecond(now, s.answer.Calls)
+	r.countPerSecond(now, s.answer.Calls, v.tally)
 	r.rep.Fills += s.answer.Fills
 	if s.answer.Held > r.rep.MaxHeld {
 		r.rep.MaxHeld = s.answer.Held
@@ -631,6 +683,10 @@ func (r *run) settle(s *step) error {
 		if v.bot {
 			r.botJoined(v, s.answer)
 			return nil
+		}
+		if v.Shard < len(r.rep.Shards.Joined) {
+			r.rep.Shards.Joined[v.Shard]++
+			r.joins = append(r.joins, admission{arrived: v.arrived, shard: v.Shard})
 		}
 	case "session":
 		r.next(now, v)
@@ -701,14 +757,50 @@ func (r *run) waited(a Answer) {
 }
 
 // countPerSecond adds calls made at now to their second's count, keeping
-// the peak. Requests are settled in time order, so a second is done once a
-// later one starts.
-func (r *run) countPerSecond(now time.Time, calls int) {
+// the peak, and each shard's calls (tally; in a room of one line, calls
+// are shard 0's) to its count, keeping each shard's peak, and the places
+// each shard answered it held to the batch's. Requests are settled in
+// time order, so a second is done once a later one starts.
+func (r *run) countPerSecond(now time.Time, calls int, tally shardTally) {
 	if sec := now.Unix(); sec != r.second {
 		r.second, r.perSecond = sec, 0
+		clear(r.shardCalls)
 	}
 	r.perSecond += calls
 	r.rep.PeakCallsPerSecond = max(r.rep.PeakCallsPerSecond, r.perSecond)
+	if tally.calls == nil && len(r.shardCalls) == 1 {
+		tally.calls = []int{calls}
+	}
+	peaks := r.rep.Shards.PeakPerSecond
+	for i, n := range tally.calls {
+		if i < len(r.shardCalls) {
+			r.shardCalls[i] += n
+			peaks[i] = max(peaks[i], r.shardCalls[i])
+		}
+	}
+	for i, h := range tally.held {
+		if i < len(r.batchHeld) {
+			r.batchHeld[i] = max(r.batchHeld[i], h)
+		}
+	}
+}
+
+// shardOrder measures the order of the steady visitors' admissions
+// within and across shards, and the bound a sharded policy states for it
+// at the run's imbalance.
+func (r *run) shardOrder() {
+	f := &r.rep.Shards
+	var adm []admission
+	for _, v := range r.visitors {
+		if v.steady && !v.lost && !v.admitted.IsZero() && v.Shard < f.Shards {
+			adm = append(adm, admission{arrived: v.arrived, admitted: v.admitted, shard: v.Shard})
+		}
+	}
+	f.Across, f.Within = order(adm, f.Shards, r.cfg.Refresh, r.cfg.Batch)
+	f.Imbalance = imbalance(r.joins, f.Shards)
+	if s, ok := r.p.(Sharded); ok {
+		f.Bound = s.OrderBound(f.Imbalance, r.cfg)
+	}
 }
 
 // next schedules v's next request: after Activity, or their departure

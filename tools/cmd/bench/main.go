@@ -15,6 +15,8 @@
 // (make bench-pops, bench-pops-large), -host-only fresh against reused
 // sandboxes, and each request against its floor, from tools/suites/e2e's
 // request benchmarks and the parts of a request (make bench-host),
+// -shards-only the flash crowd at -visitors in a room of 1, 2, 4 and 8
+// shards, per shard, against one core's -ceiling (make bench-shards),
 // -figures-only the module sizes and the Fastly CLI's version the docs
 // quote (make figures), and -script-only the Redis CPU of a call of the
 // store's script, this tree's against a baseline commit's, each measured
@@ -27,6 +29,7 @@
 //	go run ./cmd/bench -fairness-only -out ../BENCHMARKS.md -command "make bench-fairness"
 //	go run ./cmd/bench -heartbeat-only -out ../BENCHMARKS.md -command "make bench-heartbeat"
 //	go run ./cmd/bench -pops-only [-large] -out ../BENCHMARKS.md -command "make bench-pops"
+//	go run ./cmd/bench -shards-only [-visitors 1000000] [-ceiling 13000] [-shard-pops 0,1] -out ../BENCHMARKS.md -command "make bench-shards"
 //	go run ./cmd/bench -host-only -host go.txt -parts parts-go.txt [-tinygo-host tinygo.txt -tinygo-parts parts-tinygo.txt -tinygo-version 0.33.0] -host-requests 300 -out ../BENCHMARKS.md -command "make bench-host"
 //	go run ./cmd/bench -figures-only -wasm ../bin/main.go.wasm [-tinygo-wasm ../bin/main.tinygo.wasm -tinygo-version 0.33.0] -out ../BENCHMARKS.md -command "make figures"
 //	go run ./cmd/bench -script-only -script-today ../bin/bench/scriptbench-today -script-baseline ../bin/bench/scriptbench-baseline [-script-waiting "1000 100000"] -script-commit abc1234 -script-baseline-commit 39117c1 -out ../BENCHMARKS.md -command "make bench-script"
@@ -97,7 +100,24 @@ type options struct {
 	// when set, is where both runs' measurements are written.
 	scriptOnly                                                                                                                bool
 	scriptToday, scriptBaseline, scriptCommit, scriptBaselineCommit, scriptWaiting, scriptArgs, scriptJSON, scriptBaselineDir string
+	// shardsOnly plays the flash crowd in rooms of each of shardCounts
+	// shards, under today's edge and the snapshot over each of
+	// shardPOPs POPs (0: today's edge), against one core's ceiling
+	// (0: the script's section's).
+	shardsOnly bool
+	shardPOPs  []int
+	ceiling    float64
+	// shardsKeep is where the runs are kept, shardsFrom the kept runs
+	// to write the section from instead of playing them.
+	shardsKeep, shardsFrom string
 }
+
+// shardCounts are the shards a room runs as in make bench-shards.
+var shardCounts = []int{1, 2, 4, 8}
+
+// largeCrowd is the crowd make bench-shards puts on paper at the most
+// shards.
+const largeCrowd = 10000000
 
 // drawTest is a chi-square test of the draw: package draw's order over
 // draws keys, or the store's script over draws real draws.
@@ -147,6 +167,11 @@ func main() {
 	flag.IntVar(&o.hostRequests, "host-requests", 0, "the requests of each request benchmark (-benchtime), for the report")
 	flag.IntVar(&o.hostCount, "host-count", 1, "the runs of each request benchmark (-count), for the report")
 	flag.BoolVar(&o.figuresOnly, "figures-only", false, "write only the figures' section of -out: the size of -wasm and -tinygo-wasm and the CLI's version")
+	flag.BoolVar(&o.shardsOnly, "shards-only", false, "play only the flash crowd in rooms of 1, 2, 4 and 8 shards and rewrite its section of -out")
+	flag.Float64Var(&o.ceiling, "ceiling", 0, "one Redis core's calls a second for a room (0: the script's section of -out, else issue 25's 13,000)")
+	flag.StringVar(&o.shardsKeep, "shards-keep", "", "`file` to keep -shards-only's runs in (JSON)")
+	flag.StringVar(&o.shardsFrom, "shards-from", "", "`files` (comma-separated) of runs kept by -shards-keep: write the section from them instead of playing them")
+	shardPOPs := flag.String("shard-pops", "0", "comma-separated POPs of the designs -shards-only plays (0: today's edge, without snapshots)")
 	flag.StringVar(&o.cliPackage, "cli-package", "fastlycli/package.json", "the package.json that installs the Fastly CLI")
 	flag.BoolVar(&o.scriptOnly, "script-only", false, "measure only the store's script with -script-today and -script-baseline, and rewrite its section of -out")
 	flag.StringVar(&o.scriptToday, "script-today", "", "cmd/scriptbench built against this tree")
@@ -164,6 +189,13 @@ func main() {
 	if *large {
 		o.visitors = 1000000
 	}
+	for _, f := range strings.Split(*shardPOPs, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			log.Fatalf("-shard-pops %q: want POP counts, 0 or more, separated by commas", *shardPOPs)
+		}
+		o.shardPOPs = append(o.shardPOPs, n)
+	}
 	o.floods, o.fairness, o.draws = sim.FloodScenarios, sim.FairnessScenarios, drawTests
 	o.builds = []build{goBuild}
 	if tinygo.wasm != "" || tinygo.host != "" {
@@ -177,8 +209,8 @@ func main() {
 	defer stop()
 	do := run
 	switch {
-	case countTrue(o.floodsOnly, o.fairnessOnly, o.heartbeatOnly, o.popsOnly, o.hostOnly, o.figuresOnly, o.scriptOnly) > 1:
-		log.Fatal("-floods-only, -fairness-only, -heartbeat-only, -pops-only, -host-only, -figures-only and -script-only: one section at a time")
+	case countTrue(o.floodsOnly, o.fairnessOnly, o.heartbeatOnly, o.popsOnly, o.hostOnly, o.figuresOnly, o.scriptOnly, o.shardsOnly) > 1:
+		log.Fatal("-floods-only, -fairness-only, -heartbeat-only, -pops-only, -host-only, -figures-only, -script-only and -shards-only: one section at a time")
 	case o.floodsOnly:
 		do = runFloods
 	case o.fairnessOnly:
@@ -193,6 +225,8 @@ func main() {
 		do = runFigures
 	case o.scriptOnly:
 		do = runScript
+	case o.shardsOnly:
+		do = runShards
 	}
 	if err := do(ctx, o); err != nil {
 		log.Fatal(err)
@@ -765,4 +799,114 @@ func simulate(ctx context.Context, cfg sim.Config) ([]sim.Report, error) {
 		reports = append(reports, rep)
 	}
 	return reports, nil
+}
+
+// ceilingFallback is issue 25's measure of one core for one room's script
+// before the cheaper call: 13,000 to 16,000 calls a second, the least.
+const ceilingFallback = 13000
+
+// runShards plays the flash crowd at o.visitors in a room of each of
+// shardCounts shards, under each design of o.shardPOPs, and rewrites the
+// shards' section of o.out.
+func runShards(ctx context.Context, o options) error {
+	doc, err := os.ReadFile(o.out)
+	if err != nil {
+		return fmt.Errorf("the report whose section shards to rewrite: %w", err)
+	}
+	ceilings := benchreport.ScriptCeilings(string(doc))
+	switch {
+	case o.ceiling > 0:
+		ceilings = append([]benchreport.Ceiling{{Name: "the -ceiling flag's", PerSecond: o.ceiling, From: "the -ceiling flag"}}, ceilings...)
+	case len(ceilings) == 0:
+		ceilings = []benchreport.Ceiling{{Name: "the script before the cheaper call", PerSecond: ceilingFallback,
+			From: "issue 25's measure of the script before the cheaper call (13,000 to 16,000 calls a second, the least), as this file has no script section (`make bench-script`) to take this tree's from"}}
+	}
+	for _, c := range ceilings {
+		log.Printf("shards: one core's ceiling, %s: %.0f calls/s, from %s", c.Name, c.PerSecond, c.From)
+	}
+	cfg := flashCrowd(o.visitors)
+	s := benchreport.ShardsRun{Workload: cfg, Room: `"max_active_users":` + strconv.Itoa(cfg.Capacity), Ceilings: ceilings, Large: largeCrowd,
+		Command: "make bench-shards SHARD_VISITORS=1000000"}
+	s.Measured, _ = benchreport.POPPeaks(string(doc))
+	return rewrite(o, "shards", "bench-shards", func(res benchreport.Results) string { return benchreport.ShardsSection(res, s) },
+		func(res *benchreport.Results) error {
+			if o.shardsFrom != "" {
+				// The runs of earlier make bench-shards, written again:
+				// dated by the first, each one's command named, and the
+				// time the longest took (they may have run side by side).
+				var commands []string
+				for i, file := range strings.Split(o.shardsFrom, ",") {
+					b, err := os.ReadFile(file)
+					if err != nil {
+						return err
+					}
+					var kept shardsKept
+					if err := json.Unmarshal(b, &kept); err != nil {
+						return fmt.Errorf("%s: %w", file, err)
+					}
+					if i == 0 || kept.Date.Before(res.Date) {
+						res.Date = kept.Date
+					}
+					commands = append(commands, kept.Command)
+					s.Runs, s.Took = append(s.Runs, kept.Runs...), max(s.Took, kept.Took)
+				}
+				res.Command = strings.Join(commands, "` and `")
+				return nil
+			}
+			for _, pops := range o.shardPOPs {
+				for _, k := range shardCounts {
+					r, err := shardRun(ctx, cfg, s.Room, k, pops)
+					if err != nil {
+						return err
+					}
+					s.Runs = append(s.Runs, r)
+				}
+			}
+			s.Took = time.Since(o.began)
+			if o.shardsKeep == "" {
+				return nil
+			}
+			b, err := json.Marshal(shardsKept{Date: res.Date, Command: res.Command, Runs: s.Runs, Took: s.Took})
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(o.shardsKeep, b, 0o644)
+		})
+}
+
+// shardsKept are make bench-shards' runs as -shards-keep writes them and
+// -shards-from reads them.
+type shardsKept struct {
+	Date    time.Time
+	Command string
+	Runs    []benchreport.ShardRun
+	Took    time.Duration
+}
+
+// shardRun plays cfg in the room of settings and k shards, over pops
+// POPs, on a fresh redis-server.
+func shardRun(ctx context.Context, cfg sim.Config, settings string, k, pops int) (benchreport.ShardRun, error) {
+	room, err := sim.Room(settings + `,"shards":` + strconv.Itoa(k))
+	if err != nil {
+		return benchreport.ShardRun{}, err
+	}
+	srv, err := redisproc.Start()
+	if err != nil {
+		return benchreport.ShardRun{}, err
+	}
+	defer srv.Close()
+	ours, err := sim.NewOursPOPs(srv.Addr, room, pops)
+	if err != nil {
+		return benchreport.ShardRun{}, err
+	}
+	log.Printf("shards: K = %d, %s, %d visitors", k, ours.Name(), cfg.Visitors)
+	rep, err := sim.Run(ctx, cfg, ours, resp.NewPool(srv.Addr, 2))
+	if err != nil {
+		return benchreport.ShardRun{}, fmt.Errorf("K = %d, %s: %w", k, ours.Name(), err)
+	}
+	f := rep.Shards
+	log.Printf("shards: K = %d, %s: peak %d calls/s, busiest shard %d %v; overshoot %d (origin), %d (held, at most %d); across %d pairs, lag %v (of a visitor who arrived %v in; bound %v, imbalance %d), gap %v; within %d pairs, lag %v; %d lost; utilisation %.1f%%; in %v",
+		k, ours.Name(), rep.PeakCallsPerSecond, f.BusiestPeak(), f.PeakPerSecond, rep.Overshoot, rep.HeldOvershoot(), rep.MaxHeld,
+		f.Across.Pairs, f.Across.Lag, f.Across.LagAt, f.Bound, f.Imbalance, f.Across.Gap, f.Within.Pairs, f.Within.Lag, rep.LostPlaces, rep.Utilisation*100, rep.Elapsed.Round(time.Second))
+	return benchreport.ShardRun{Shards: k, POPs: pops, Report: rep}, nil
 }
