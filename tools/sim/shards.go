@@ -22,19 +22,22 @@ type Sharded interface {
 
 // OrderBound implements Sharded with the bound docs/rooms.md states
 // ("Sharded rooms") and the end-to-end suite's sharded-room test checks:
-// (imbalance + a shard's burst) ÷ a shard's pace, plus one poll (the
-// queue page's refresh). A shard's pace is the slower of its share of the
-// rate and its share of the places over the longest a visitor holds one:
-// the longest stay, then the inactivity timeout of a visitor who goes
-// without a beacon.
+// (imbalance + a shard's burst) ÷ a shard's pace, plus, in a room with a
+// capacity, the longest a visitor holds a place (a shard that has just
+// filled frees none before its first visitor leaves, while a shard with
+// fewer arrivals still lets newcomers in), plus one poll (the queue page's
+// refresh). A shard's pace is the slower of its share of the rate and its
+// share of the places over that hold: the longest stay, then the
+// inactivity timeout of a visitor who goes without a beacon.
 func (o *Ours) OrderBound(imbalance int, cfg Config) time.Duration {
 	k, r := o.Shards(), o.Room
 	var pace float64 // admissions a second
 	if r.NewUsersPerMinute > 0 {
 		pace = r.NewUsersPerMinute / 60 / float64(k)
 	}
+	var hold time.Duration
 	if r.MaxActiveUsers > 0 {
-		hold := cfg.StayMax + time.Duration(r.InactivityTimeout)*time.Second
+		hold = cfg.StayMax + time.Duration(r.InactivityTimeout)*time.Second
 		places := float64(shard.Split(int64(r.MaxActiveUsers), k-1, k)) / hold.Seconds()
 		if pace == 0 || places < pace {
 			pace = places
@@ -44,7 +47,7 @@ func (o *Ours) OrderBound(imbalance int, cfg Config) time.Duration {
 		return 0
 	}
 	burst := max(1, shard.Split(int64(r.Burst), 0, k))
-	return time.Duration((float64(imbalance)+float64(burst))/pace*float64(time.Second)) + cfg.Refresh
+	return time.Duration((float64(imbalance)+float64(burst))/pace*float64(time.Second)) + hold + cfg.Refresh
 }
 
 // ShardFigures are a run's figures shard by shard. A policy of one line

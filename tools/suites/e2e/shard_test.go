@@ -129,10 +129,13 @@ func TestShardedRoomEndToEnd(t *testing.T) {
 
 	// The bound, from the arrivals made: the largest imbalance between two
 	// shards' arrivals over any prefix, plus a shard's burst, over a
-	// shard's pace, plus a round of polls. A shard's pace is its share of
-	// the rate, or, when its places are full, its share of the places
-	// over how long each is held: from the call to the claim (a round at
-	// most) and then the inactivity timeout, as nobody here renews.
+	// shard's pace, plus how long a place is held (a shard that has just
+	// filled frees none before its first visitor leaves, while another
+	// still lets newcomers in), plus a round of polls. A shard's pace is
+	// its share of the rate, or, when its places are full, its share of
+	// the places over how long each is held: from the call to the claim (a
+	// round at most) and then the inactivity timeout, as nobody here
+	// renews.
 	hold := time.Duration(r.InactivityTimeout)*time.Second + longestRound
 	shardRate := min(r.NewUsersPerMinute/60/float64(r.Shards),
 		float64(shard.Split(int64(r.MaxActiveUsers), r.Shards-1, r.Shards))/hold.Seconds()) // per second
@@ -147,7 +150,7 @@ func TestShardedRoomEndToEnd(t *testing.T) {
 		imbalance = max(imbalance, hi-lo)
 	}
 	burst := float64(shard.Split(int64(r.Burst), 0, r.Shards))
-	bound := time.Duration((float64(imbalance)+burst)/shardRate*float64(time.Second)) + longestRound
+	bound := time.Duration((float64(imbalance)+burst)/shardRate*float64(time.Second)) + hold + longestRound
 	var worst time.Duration
 	for a := range visitors {
 		for b := a + 1; b < n; b++ {
