@@ -118,7 +118,7 @@ tools/suites/pagetest/node_modules: tools/suites/pagetest/package.json tools/sui
 	@touch tools/suites/pagetest/node_modules
 
 test-tools: bin/main.go.wasm tools/suites/compat/node_modules tools/fastlycli/node_modules tools/suites/pagetest/node_modules
-	cd tools && WASM=$(CURDIR)/bin/main.go.wasm go test -count=1 -timeout 20m ./...
+	cd tools && WASM=$(CURDIR)/bin/main.go.wasm go test -count=1 -timeout 30m ./...
 
 # The TinyGo leg: the edge module's tests compiled by TinyGo, and every suite
 # that runs the wasm (end to end, load, the local host's) against the TinyGo
@@ -131,7 +131,7 @@ test-tinygo:
 
 test-tinygo-run: bin/main.tinygo.wasm $(WAZERO) tools/fastlycli/node_modules tools/suites/pagetest/node_modules
 	$(TINYGO_TEST) ./...
-	cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm go test -count=1 -timeout 20m ./suites/e2e ./load ./fastlyhost ./devstack ./suites/attack ./suites/rules ./suites/paneltest ./suites/pagetest ./suites/apitest ./suites/logs ./suites/contract
+	cd tools && WASM=$(CURDIR)/bin/main.tinygo.wasm go test -count=1 -timeout 30m ./suites/e2e ./load ./fastlyhost ./devstack ./suites/attack ./suites/rules ./suites/paneltest ./suites/pagetest ./suites/apitest ./suites/logs ./suites/contract
 
 # The Fastly Go SDK's own test suites (its integration_tests, end_to_end_tests and
 # the packages with a fastly.toml, from the module cache) against the local host, as
