@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/store/shard"
 )
 
@@ -30,7 +31,11 @@ type Sharded interface {
 // share of the places over that hold: the longest stay, then the
 // inactivity timeout of a visitor who goes without a beacon.
 func (o *Ours) OrderBound(imbalance int, cfg Config) time.Duration {
-	k, r := o.Shards(), o.Room
+	return OrderBound(o.Room, o.Shards(), imbalance, cfg)
+}
+
+// OrderBound is that bound for room run as k shards.
+func OrderBound(r *queue.Room, k, imbalance int, cfg Config) time.Duration {
 	var pace float64 // admissions a second
 	if r.NewUsersPerMinute > 0 {
 		pace = r.NewUsersPerMinute / 60 / float64(k)

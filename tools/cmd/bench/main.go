@@ -850,6 +850,19 @@ func runShards(ctx context.Context, o options) error {
 					commands = append(commands, kept.Command)
 					s.Runs, s.Took = append(s.Runs, kept.Runs...), max(s.Took, kept.Took)
 				}
+				// Each run is held against the bound the simulator states
+				// now (sim.OrderBound), from the imbalance the run measured.
+				for i := range s.Runs {
+					r := &s.Runs[i]
+					if r.Shards <= 1 {
+						continue
+					}
+					room, err := sim.Room(s.Room + `,"shards":` + strconv.Itoa(r.Shards))
+					if err != nil {
+						return err
+					}
+					r.Report.Shards.Bound = sim.OrderBound(room, r.Shards, r.Report.Shards.Imbalance, cfg)
+				}
 				res.Command = strings.Join(commands, "` and `")
 				return nil
 			}
