@@ -374,8 +374,8 @@ do
     -- One match splits it (Lua allows 32 captures): ten times cheaper
     -- than a loop.
     local v = { string.match(packed, '^' .. string.rep('([^,]*),', 23) .. '$') }
-    if #v ~= 23 then
-      return redis.error_reply('ERR line: the line\'s state is unreadable: nothing changed')
+    if #v ~= 23 and op ~= 'reset' then
+      return redis.error_reply('ERR line: the line\'s state is unreadable: nothing changed (a reset starts the line afresh)')
     end
     for j, i in ipairs({ 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 22, 40, 41, 42, 43 }) do
       s[i], n[i] = v[j], num(v[j])

@@ -1,9 +1,11 @@
 package integration
 
 import (
+	"errors"
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -235,4 +237,31 @@ func TestScriptRunsInTheEmbeddedRedis(t *testing.T) {
 	if ln := l.operate(store.Action{Op: store.OpReset}, t0.Add(2*time.Second)); ln.Issued != 0 {
 		t.Fatalf("reset in the embedded Redis: %+v", ln)
 	}
+}
+
+// TestAnUnreadableStateIsRefused: a line whose state field was mangled (by
+// hand, or a bad restore) is refused with the script's error and nothing
+// written, every call, until a reset starts it afresh.
+func TestAnUnreadableStateIsRefused(t *testing.T) {
+	st, _ := newStore(t)
+	p := policy(0, 1, 0)
+	l := newLine(t, st, p)
+	l.join(t0)
+	do(t, st, nil, "HSET", st.Keys("r")[0], "s", "1,2,3,")
+	if _, err := st.Join(ctx, "r", p, "b", t0.Add(time.Second)); !errors.Is(err, store.ErrRejected) || !strings.Contains(err.Error(), "unreadable") {
+		t.Fatalf("a join on a mangled state: %v, want the script's refusal", err)
+	}
+	var s string
+	do(t, st, &s, "HGET", st.Keys("r")[0], "s")
+	if s != "1,2,3," {
+		t.Fatalf("the refused call wrote the state %q", s)
+	}
+	after, err := st.Operate(ctx, "r", p, store.Action{Op: store.OpReset, Actor: store.Actor{Via: "api"}}, t0.Add(2*time.Second))
+	if err != nil || after.Issued != 0 || after.Epoch <= l.epoch {
+		t.Fatalf("a reset of a mangled state: %+v, %v; want a fresh line under a later epoch", after, err)
+	}
+	if pl, err := st.Join(ctx, "r", p, "c", t0.Add(3*time.Second)); err != nil || pl.Ticket != 1 {
+		t.Fatalf("a join after the reset: %+v, %v; want ticket 1", pl, err)
+	}
+	lineState(t, st, "r")
 }
