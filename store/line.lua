@@ -3,9 +3,11 @@
 --
 -- Keys (every one passed in KEYS, all named wr:{room}:..., so a room's keys
 -- share one cluster slot and Upstash's allow-key-locking holds):
--- KEYS[1] hash: epoch, issued, admitted, tokens, raw, lt, paused, queue_all,
---               random, w_start, w_end, open_first, open_since, rkey,
---               trim_mark, trim_at, and admissions per minute in m0..m4
+-- KEYS[1] hash: the line's state, its numbers in the field s and its
+--               strings in rkey, ev, ev_key and d_key (see "The line's
+--               state" below): epoch, issued, admitted, tokens, raw, lt,
+--               paused, queue_all, random, w_start, w_end, open_first,
+--               open_since, trim_mark, trim_at, admissions per minute
 -- KEYS[2] zset: live sessions, member = ticket, score = expiry
 -- KEYS[3] zset: called tickets not yet claimed, score = claim deadline
 -- KEYS[4] zset: waiting tickets, score = last seen

@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "8934397c9b0381d4d9c4b87483a0577c52a49bbe"
+const lineScriptSHA = "9b4d6221f26aff65e01ba0787eee8622890ef69e"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.
