@@ -308,8 +308,8 @@ func (s *Store) History(ctx context.Context, room string, from, to time.Time) ([
 	if s.Shards != nil {
 		k = min(max(s.Shards(room), 1), MaxShards)
 	}
-	var out []store.Minute
-	at := map[int64]int{} // minute start → index in out
+	per := make([][]store.Minute, k)
+	var starts []int64
 	for i := 0; i < k; i++ {
 		b, name, _, err := s.on(room, store.Policy{Shards: k}, i)
 		if err != nil {
@@ -319,21 +319,47 @@ func (s *Store) History(ctx context.Context, room string, from, to time.Time) ([
 		if err != nil {
 			return nil, failed(room, i, k, err)
 		}
+		slices.SortFunc(minutes, func(a, b store.Minute) int { return a.Start.Compare(b.Start) })
+		per[i] = minutes
 		for _, m := range minutes {
-			j, ok := at[m.Start.UnixMilli()]
-			if !ok {
-				at[m.Start.UnixMilli()] = len(out)
-				if i > 0 {
-					// A minute shard 0 did not see: its epoch is not this line's.
-					m.Epoch = 0
-				}
-				out = append(out, m)
-				continue
-			}
-			out[j] = addMinute(out[j], m)
+			starts = append(starts, m.Start.UnixMilli())
 		}
 	}
-	slices.SortFunc(out, func(a, b store.Minute) int { return a.Start.Compare(b.Start) })
+	slices.Sort(starts)
+	starts = slices.Compact(starts)
+	// A shard nobody called in a minute has no record of it, but its line
+	// stood as its last record left it: its counters (issued, admitted,
+	// active, waiting) count in the sum, with nothing added.
+	out := make([]store.Minute, 0, len(starts))
+	next, last := make([]int, k), make([]*store.Minute, k)
+	for _, at := range starts {
+		var sum store.Minute
+		seen := false
+		for i := 0; i < k; i++ {
+			var m store.Minute
+			switch {
+			case next[i] < len(per[i]) && per[i][next[i]].Start.UnixMilli() == at:
+				m, last[i] = per[i][next[i]], &per[i][next[i]]
+				next[i]++
+			case last[i] != nil:
+				m = store.Minute{Start: time.UnixMilli(at), Epoch: last[i].Epoch, Issued: last[i].Issued,
+					Admitted: last[i].Admitted, Active: last[i].Active, Waiting: last[i].Waiting,
+					IssuedMoved: [2]time.Duration{-1, -1}, AdmittedMoved: [2]time.Duration{-1, -1}}
+			default:
+				continue
+			}
+			if !seen {
+				sum, seen = m, true
+				if i > 0 {
+					// A minute shard 0 did not see: its epoch is not this line's.
+					sum.Epoch = 0
+				}
+				continue
+			}
+			sum = addMinute(sum, m)
+		}
+		out = append(out, sum)
+	}
 	// A minute in which shard 0 was not called takes the epoch around it,
 	// so the operator's charts read it as the same line.
 	for j := range out {

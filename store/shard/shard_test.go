@@ -240,8 +240,9 @@ func TestRouting(t *testing.T) {
 		"what a shard could not call goes to the shards after it": "8",
 		"stats sum the shards": "epoch 100 issued 46 admitted 26 active 4 recent 12 since 997 paused true",
 		// Shard 0's minute at 600 s, shard 1's at 660 s (epoch taken from
-		// the minute before), on a room History is told has two shards.
-		"history sums minute by minute": "[600:e100,i1,j1,[0s 50s] 660:e100,i1,j1,[1s 50s]]",
+		// the minute before), on a room History is told has two shards:
+		// at 660 s shard 0's line stands as at 600 s (issued 1, no join).
+		"history sums minute by minute": "[600:e100,i1,j1,[0s 50s] 660:e100,i2,j1,[1s 50s]]",
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
