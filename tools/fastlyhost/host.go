@@ -71,12 +71,17 @@ type Options struct {
 type Host struct {
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
-	manifest *Manifest
-	client   *http.Client
-	log      *log.Logger
-	timeout  time.Duration
-	bound    []string
-	stubbed  []string
+	// memory makes each instance's memory (moduleMemory): on Linux, a
+	// copy-on-write mapping of the module's initial memory, as Wasmtime's;
+	// releaseMemory frees what it holds once the host is closed.
+	memory        experimental.MemoryAllocator
+	releaseMemory func()
+	manifest      *Manifest
+	client        *http.Client
+	log           *log.Logger
+	timeout       time.Duration
+	bound         []string
+	stubbed       []string
 
 	// requests numbers the client requests as Viceroy does, from 0; a
 	// sandbox is numbered by its first request.
@@ -155,18 +160,23 @@ func New(ctx context.Context, wasm []byte, m *Manifest, o Options) (*Host, error
 			Transport:     &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: false},
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}}
-	compiled, err := rt.CompileModule(ctx, mergeDataSegments(wasm))
+	module, memory, release := moduleMemory(wasm)
+	h.memory, h.releaseMemory = memory, sync.OnceFunc(release)
+	compiled, err := rt.CompileModule(ctx, module)
 	if err != nil {
 		rt.Close(ctx)
+		release()
 		return nil, fmt.Errorf("compile: %w", err)
 	}
 	h.compiled = compiled
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		rt.Close(ctx)
+		release()
 		return nil, fmt.Errorf("wasi: %w", err)
 	}
 	if err := h.bindImports(ctx); err != nil {
 		rt.Close(ctx)
+		release()
 		return nil, err
 	}
 	return h, nil
@@ -236,7 +246,9 @@ func (h *Host) Imports() (bound, stubbed []string) { return h.bound, h.stubbed }
 func (h *Host) Close(ctx context.Context) error {
 	h.closeOnce.Do(func() { close(h.closing) })
 	h.running.Wait()
-	return h.rt.Close(ctx)
+	err := h.rt.Close(ctx)
+	h.releaseMemory()
+	return err
 }
 
 func (h *Host) logf(format string, args ...any) { h.log.Printf(format, args...) }
@@ -359,7 +371,7 @@ func (h *Host) instantiate(sb *sandbox, argv []string, stdout, stderr io.Writer)
 			defer func() { h.guestCPU.Add(int64(c.used())) }()
 		}
 	}
-	mod, err := h.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, memoryAllocator), h.compiled, cfg)
+	mod, err := h.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, h.memory), h.compiled, cfg)
 	if mod != nil {
 		mod.Close(context.Background())
 	}
