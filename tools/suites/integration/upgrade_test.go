@@ -76,3 +76,97 @@ func TestUpgradeKeepsLiveLines(t *testing.T) {
 		t.Fatalf("a minute after the draw: %+v, want the same draw", again.Event)
 	}
 }
+
+// linePrevious is store/line.lua as released at 39117c1, the last release
+// before the line's state became one field: eleven keys, the named
+// protocol's 21 header arguments, and its state in named hash fields.
+//
+//go:embed testdata/line-39117c1.lua
+var linePrevious string
+
+// TestUpgradeFromThePreviousRelease deploys this script onto a line the
+// previous release left mid-sale: its sessions, called and waiting tickets,
+// pause, the operator's live limits and the minute's history all carry on,
+// read from the old fields once.
+func TestUpgradeFromThePreviousRelease(t *testing.T) {
+	st, _ := newStore(t)
+	now := t0
+	old := func(op string, tail ...any) []any {
+		t.Helper()
+		args := []any{"EVAL", linePrevious, 11}
+		for _, k := range st.Keys("r") {
+			args = append(args, k)
+		}
+		// op, now, rate, burst, capacity, claim, session, queue, refresh,
+		// window, catch-up, heartbeat, share, mode, random key, event
+		// (name, pre-queue, start, end, key), refused; then op's tail.
+		args = append(args, op, now.UnixMilli(), 0, 1, 2, 30000, 90000, 900000, 20000,
+			0, 30000, 20000, 0.2, "fifo", "a random key", "", 0, 0, 0, "", 0)
+		var reply []any
+		do(t, st, &reply, append(args, tail...)...)
+		return reply
+	}
+	num := func(reply []any, i int) int64 {
+		t.Helper()
+		switch v := reply[i-1].(type) {
+		case float64:
+			return int64(v)
+		case string:
+			var n int64
+			fmt.Sscan(v, &n)
+			return n
+		}
+		t.Fatalf("reply field %d: %T", i, reply[i-1])
+		return 0
+	}
+	// Capacity 2 and no rate: a and b are admitted, c and d wait.
+	a := old("join", "a")
+	old("join", "b")
+	old("join", "c")
+	old("join", "d")
+	epoch := num(a, 1)
+	old("limits", "", "", "4", "2", "")
+	old("pause", "")
+	now = now.Add(10 * time.Second)
+	before := old("stats")
+
+	p := policy(0, 1, 2)
+	l := newLine(t, st, p)
+	l.epoch, l.last = epoch, now
+	got := l.stats(now)
+	switch {
+	case got.Epoch != epoch || got.Issued != num(before, 2) || got.Admitted != num(before, 3):
+		t.Fatalf("after the upgrade: epoch %d issued %d admitted %d; the old script said %d, %d, %d",
+			got.Epoch, got.Issued, got.Admitted, epoch, num(before, 2), num(before, 3))
+	case !got.Paused || got.Active != num(before, 7) || got.Active != 2 || got.Called != num(before, 8):
+		t.Fatalf("after the upgrade: paused %v, %d live, %d called; want paused, %d live, %d called",
+			got.Paused, got.Active, got.Called, num(before, 7), num(before, 8))
+	case got.Overrides.Burst == nil || *got.Overrides.Burst != 4 || got.Overrides.Capacity == nil || *got.Overrides.Capacity != 2:
+		t.Fatalf("the operator's live limits were lost: %+v", got.Overrides)
+	}
+	if pl := l.poll(3, now); pl.Outcome != store.Waiting || pl.Line.Epoch != epoch {
+		t.Fatalf("ticket 3 of the old line: %+v, want still waiting in epoch %d", pl, epoch)
+	}
+	session := store.SessionRef{ID: fmt.Sprintf("%d.1", epoch), Epoch: epoch, UsableUntil: now}
+	if !l.renew(session, now) {
+		t.Fatal("a session of the old line did not renew")
+	}
+	// Resumed, with a's place given up, c (ticket 3) is next.
+	if _, err := st.Control(ctx, "r", p, store.Resume, now); err != nil {
+		t.Fatal(err)
+	}
+	l.end(session, now)
+	if pl := l.poll(3, now.Add(time.Second)); pl.Outcome != store.Admitted {
+		t.Fatalf("ticket 3 after a place freed: %+v, want admitted", pl)
+	}
+	if pl := l.poll(4, now.Add(time.Second)); pl.Outcome != store.Waiting {
+		t.Fatalf("ticket 4: %+v, want still waiting behind the capacity", pl)
+	}
+	minutes, err := st.History(ctx, "r", t0, t0.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(minutes) == 0 || minutes[0].Joins != 4 || minutes[0].Epoch != epoch {
+		t.Fatalf("the old line's minute of history: %+v, want its 4 joins in epoch %d", minutes, epoch)
+	}
+}
