@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -50,11 +51,7 @@ func TestAFarPollIsAnsweredAsTheLinesWorkWouldAnswerIt(t *testing.T) {
 	p := policy(0, 1, 1) // one place: the first visitor takes it, the rest wait
 	fillFast(t, st, "r", p, far+10, t0)
 	keys := st.Keys("r")
-	state := func() string {
-		var s string
-		do(t, st, &s, "HGET", keys[0], "s")
-		return s
-	}
+	state := func() string { return strings.Join(lineState(t, st, "r"), ",") }
 	seen := func(ticket int64) string {
 		var s string
 		do(t, st, &s, "ZSCORE", keys[3], ticket)
@@ -157,12 +154,7 @@ func TestFarPollsAnswerAsTheLinesWorkThroughARandomSale(t *testing.T) {
 	p := policy(120, 5, 50)
 	p.Shards = 1
 	fillFast(t, st, "r", p, far+2000, t0)
-	keys := st.Keys("r")
-	state := func() string {
-		var s string
-		do(t, st, &s, "HGET", keys[0], "s")
-		return s
-	}
+	state := func() string { return strings.Join(lineState(t, st, "r"), ",") }
 	now := t0
 	base, err := st.Stats(ctx, "r", p, now)
 	if err != nil {
