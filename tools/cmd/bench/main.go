@@ -443,13 +443,18 @@ func heartbeats(ctx context.Context, res *benchreport.Results) error {
 // section renders it, in place of its old version in o.out, leaving the
 // other sections as they are.
 func rewrite(o options, name, target string, section func(benchreport.Results) string, measure func(*benchreport.Results) error) error {
-	doc, err := os.ReadFile(o.out)
-	if err != nil {
+	if _, err := os.Stat(o.out); err != nil {
 		return fmt.Errorf("the report whose section %s to rewrite: %w", name, err)
 	}
 	res := benchreport.Results{Date: time.Now(), Command: o.command}
 	if err := measure(&res); err != nil {
 		return err
+	}
+	// Read the report only now: another target may have rewritten a
+	// section of its own while this one measured (for minutes).
+	doc, err := os.ReadFile(o.out)
+	if err != nil {
+		return fmt.Errorf("the report whose section %s to rewrite: %w", name, err)
 	}
 	out, err := benchreport.WriteSections(string(doc), target, benchreport.Section{Name: name, Text: section(res)})
 	if err != nil {

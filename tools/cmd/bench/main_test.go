@@ -310,3 +310,43 @@ func TestRunRefusesMissingHotPaths(t *testing.T) {
 		t.Fatalf("got %v, want an error naming the hot paths", err)
 	}
 }
+
+// TestRewriteKeepsAnotherTargetsSection: a target that rewrites its
+// section while another measures (make bench-script beside make
+// bench-shards) keeps what it wrote.
+func TestRewriteKeepsAnotherTargetsSection(t *testing.T) {
+	o := options{out: filepath.Join(t.TempDir(), "BENCHMARKS.md"), began: time.Now()}
+	write := func(doc, target, name, text string) string {
+		t.Helper()
+		out, err := benchreport.WriteSections(doc, target, benchreport.Section{Name: name, Text: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	before := write(write("", "bench-script", "script", "## Script\n\nold\n"), "bench-host", "reuse", benchreport.ReuseHeading+"\n\nold\n")
+	if err := os.WriteFile(o.out, []byte(before), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := rewrite(o, "reuse", "bench-host", func(benchreport.Results) string { return benchreport.ReuseHeading + "\n\nnew\n" },
+		func(*benchreport.Results) error {
+			// Meanwhile, make bench-script rewrites its own section.
+			doc, err := os.ReadFile(o.out)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(o.out, []byte(write(string(doc), "bench-script", "script", "## Script\n\nnew\n")), 0o644)
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(o.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"script", "reuse"} {
+		if got := benchreport.SectionText(string(md), name); !strings.Contains(got, "new") {
+			t.Errorf("section %s: %q, want each target's new text", name, got)
+		}
+	}
+}
