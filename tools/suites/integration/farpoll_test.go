@@ -17,7 +17,8 @@ import (
 // to answer its poll without doing the line's work (line.lua's FAR).
 const far = 20000
 
-// fillFast joins n visitors to room r at now, eight at a time.
+// fillFast joins n visitors to room at now, eight at a time: a line long
+// enough to hold tickets far from the front fills in seconds.
 func fillFast(t *testing.T, st *store.Upstash, room string, p store.Policy, n int, now time.Time) {
 	t.Helper()
 	var wg sync.WaitGroup
@@ -152,7 +153,6 @@ func TestFarPollsAnswerAsTheLinesWorkThroughARandomSale(t *testing.T) {
 	rnd := rand.New(rand.NewSource(seed))
 	st, _ := newStore(t)
 	p := policy(120, 5, 50)
-	p.Shards = 1
 	fillFast(t, st, "r", p, far+2000, t0)
 	state := func() string { return strings.Join(lineState(t, st, "r"), ",") }
 	now := t0
