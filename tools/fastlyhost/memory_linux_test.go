@@ -38,3 +38,15 @@ func TestImageMemoriesArePrivate(t *testing.T) {
 		t.Fatal("one memory's writes reached another")
 	}
 }
+
+// TestImageFallbackMemoryStartsAsTheImage: when a mapping fails, the
+// memory is a slice that reads the image from its file.
+func TestImageFallbackMemoryStartsAsTheImage(t *testing.T) {
+	_, alloc, release := moduleMemory(module(dataSegment{3, []byte("data")}))
+	defer release()
+	m := &sliceMemory{image: alloc.(imageAllocator)}
+	got := m.Reallocate(65536)
+	if len(got) != 65536 || string(got[3:7]) != "data" || got[0] != 0 || got[7] != 0 {
+		t.Fatalf("a fallback memory of %d bytes starts %q, want the image", len(got), got[:8])
+	}
+}
