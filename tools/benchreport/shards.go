@@ -295,6 +295,7 @@ func ShardsSection(res Results, s ShardsRun) string {
 			ratioX(float64(a.TotalCalls()), float64(o.TotalCalls())), ratioX(a.Utilisation, o.Utilisation), ratioX(a.WaitP90.Seconds(), o.WaitP90.Seconds()))
 	}
 
+	s.busiestSecond(w)
 	s.onPaper(w)
 	s.goals(w)
 
@@ -305,6 +306,43 @@ func ShardsSection(res Results, s ShardsRun) string {
 	w("- **utilisation**: the mean of visitors on the origin ÷ the capacity, over the samples taken while visitors waited.\n")
 	w("- **ran in**: the real time the run took.\n")
 	return b.String()
+}
+
+// peakKinds are the kinds of request a peak second is told by, in the
+// order the busiest second's table gives them.
+var peakKinds = []string{"join", "poll", "session", "heartbeat", "leave"}
+
+// busiestSecond writes what each design's busiest second was made of, at
+// K = 1, and what the 1,000,000-visitor crowd's joins alone would leave of
+// the headroom: a join is one store call a visitor cannot go without, so
+// no poll or renewal answered without the store can raise the headroom
+// above it.
+func (s ShardsRun) busiestSecond(w func(string, ...any)) {
+	var ones []ShardRun
+	for _, r := range s.Runs {
+		if r.Shards == 1 && r.Report.PeakSecond != nil {
+			ones = append(ones, r)
+		}
+	}
+	if len(ones) == 0 || len(s.Ceilings) == 0 {
+		return
+	}
+	c := s.Ceilings[0]
+	m := 1000000 / float64(s.Workload.Visitors)
+	w("\n### What the busiest second is made of, K = 1\n\n")
+	w("The store calls of the room's busiest second of simulated time, by the request that made them: a join (a newcomer's ticket), a poll (a waiting visitor's, one the POP's snapshot could not answer, a claim, or a snapshot's fill), a session (an admitted visitor's request that renewed the session), a heartbeat (an admitted page's ping that did) and a leave. The last column is the 1,000,000-visitor crowd's headroom against %s if its joins were its only calls (the joins × %s): every visitor's join is a store call, so no cheaper poll or renewal can take the headroom above it.\n\n", c.Name, fixed2(m))
+	w("| design | busiest second |")
+	for _, k := range peakKinds {
+		w(" %s |", k)
+	}
+	w(" headroom at 1,000,000 visitors, joins alone |\n|---|---:|%s---:|\n", strings.Repeat("---:|", len(peakKinds)))
+	for _, r := range ones {
+		w("| %s | %s |", r.design(), thousands(float64(r.Report.PeakCallsPerSecond)))
+		for _, k := range peakKinds {
+			w(" %s |", thousands(float64(r.Report.PeakSecond[k])))
+		}
+		w(" %s |\n", headroom(c.PerSecond, float64(r.Report.PeakSecond["join"])*m))
+	}
 }
 
 // one is the K = 1 run of the design with pops POPs.

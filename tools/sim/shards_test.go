@@ -64,12 +64,19 @@ func TestShardedRoom(t *testing.T) {
 }
 
 // TestOneShardIsTheRoom: a room of one line reports its calls as one
-// shard's, the room's.
+// shard's, the room's, and its busiest second's by kind add up to them.
 func TestOneShardIsTheRoom(t *testing.T) {
 	rep := runOurs(t, crowd(300, 30), `"max_active_users":30`)
 	f := rep.Shards
 	if f.Shards != 1 || f.PeakPerSecond[0] != rep.PeakCallsPerSecond || f.Joined[0] != 300 || f.Across != (Order{}) {
 		t.Errorf("one line: %+v, room peak %d calls/s", f, rep.PeakCallsPerSecond)
+	}
+	sum := 0
+	for _, n := range rep.PeakSecond {
+		sum += n
+	}
+	if sum != rep.PeakCallsPerSecond || rep.PeakSecond["join"] == 0 {
+		t.Errorf("the busiest second by kind %v against its %d calls", rep.PeakSecond, rep.PeakCallsPerSecond)
 	}
 }
 

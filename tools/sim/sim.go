@@ -23,6 +23,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand"
 	"sort"
@@ -145,6 +146,10 @@ type Report struct {
 	// PeakCallsPerSecond is the most store calls made in one second of
 	// simulated time.
 	PeakCallsPerSecond int
+	// PeakSecond is what the calls of that second were made for, by kind
+	// of request (join, poll, session, heartbeat, leave): what a room's
+	// busiest second is made of.
+	PeakSecond map[string]int
 	// WalkedIn counts visitors admitted at their first request.
 	WalkedIn int
 	// The wait is the time from arrival (the first request) to admission
@@ -332,7 +337,7 @@ func Run(ctx context.Context, cfg Config, p Policy, redis *resp.Pool) (Report, e
 		shards = s.Shards()
 	}
 	r := &run{cfg: cfg, p: p, redis: redis, rng: rand.New(rand.NewSource(cfg.Seed)),
-		shardCalls: make([]int, shards), held: make([]int64, shards), batchHeld: make([]int64, shards),
+		shardCalls: make([]int, shards), secondKind: map[string]int{}, held: make([]int64, shards), batchHeld: make([]int64, shards),
 		rep: Report{Policy: p.Name(), Visitors: cfg.Visitors, Capacity: cfg.Capacity, MaxHeld: -1,
 			Bots: cfg.Bots.Count(), Calls: map[string]int{}, Requests: map[string]int{},
 			Shards: ShardFigures{Shards: shards, PeakPerSecond: make([]int, shards), Joined: make([]int, shards)}},
@@ -361,9 +366,10 @@ type run struct {
 	utilN      int
 	lastMinute time.Time
 	memBefore  int64
-	second     int64 // the second of simulated time whose calls are counted
-	perSecond  int   // and their count
-	shardCalls []int // and each shard's
+	second     int64          // the second of simulated time whose calls are counted
+	perSecond  int            // and their count
+	secondKind map[string]int // and theirs by kind of request
+	shardCalls []int          // and each shard's
 	// held is each shard's places taken at its latest answer, and
 	// batchHeld the most it answered in the batch being settled (-1:
 	// not called in it).
@@ -655,7 +661,7 @@ func (r *run) settle(s *step) error {
 	}
 	r.rep.Requests[s.kind]++
 	r.rep.Calls[s.kind] += s.answer.Calls
-	r.countPerSecond(now, s.answer.Calls, v.tally)
+	r.countPerSecond(now, s.kind, s.answer.Calls, v.tally)
 	r.rep.Fills += s.answer.Fills
 	if s.answer.Held > r.rep.MaxHeld {
 		r.rep.MaxHeld = s.answer.Held
@@ -756,18 +762,24 @@ func (r *run) waited(a Answer) {
 	}
 }
 
-// countPerSecond adds calls made at now to their second's count, keeping
-// the peak, and each shard's calls (tally; in a room of one line, calls
-// are shard 0's) to its count, keeping each shard's peak, and the places
-// each shard answered it held to the batch's. Requests are settled in
-// time order, so a second is done once a later one starts.
-func (r *run) countPerSecond(now time.Time, calls int, tally shardTally) {
+// countPerSecond adds calls made at now for a request of kind to their
+// second's count, keeping the peak and what it was made of, and each
+// shard's calls (tally; in a room of one line, calls are shard 0's) to
+// its count, keeping each shard's peak, and the places each shard
+// answered it held to the batch's. Requests are settled in time order, so
+// a second is done once a later one starts.
+func (r *run) countPerSecond(now time.Time, kind string, calls int, tally shardTally) {
 	if sec := now.Unix(); sec != r.second {
 		r.second, r.perSecond = sec, 0
 		clear(r.shardCalls)
+		clear(r.secondKind)
 	}
 	r.perSecond += calls
-	r.rep.PeakCallsPerSecond = max(r.rep.PeakCallsPerSecond, r.perSecond)
+	r.secondKind[kind] += calls
+	if r.perSecond > r.rep.PeakCallsPerSecond {
+		r.rep.PeakCallsPerSecond = r.perSecond
+		r.rep.PeakSecond = maps.Clone(r.secondKind)
+	}
 	if tally.calls == nil && len(r.shardCalls) == 1 {
 		tally.calls = []int{calls}
 	}
