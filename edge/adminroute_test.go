@@ -39,6 +39,19 @@ func (m *memLimits) Count(counter, client string) (int, error) {
 	return n, nil
 }
 
+func (m *memLimits) Counted(counter, client string) (int, error) {
+	if m.err != nil {
+		return 0, m.err
+	}
+	n := 0
+	for _, at := range m.events[counter+"|"+client] {
+		if m.now.Sub(at) < time.Minute {
+			n++
+		}
+	}
+	return n, nil
+}
+
 func (m *memLimits) Penalize(box, client string, d time.Duration) error {
 	if m.err != nil {
 		return m.err

@@ -258,6 +258,7 @@ type fuzzLimits struct {
 }
 
 func (l fuzzLimits) Count(string, string) (int, error)            { return l.n, nil }
+func (l fuzzLimits) Counted(string, string) (int, error)          { return l.n, nil }
 func (l fuzzLimits) Penalize(string, string, time.Duration) error { return nil }
 func (l fuzzLimits) Penalized(box, client string) (bool, error)   { return l.boxed, nil }
 

@@ -15,6 +15,9 @@ type Limits interface {
 	// Count adds one event for client to the named counter and reports
 	// the events counted in the last minute, this one included.
 	Count(counter, client string) (int, error)
+	// Counted reports the events counted for client in the named counter
+	// in the last minute, adding none.
+	Counted(counter, client string) (int, error)
 	// Penalize puts client in the named penalty box for d (whole minutes,
 	// one at least: the platform's granularity).
 	Penalize(box, client string, d time.Duration) error
@@ -29,12 +32,21 @@ type joinCounter struct{ limits Limits }
 const maxCounterName = 64
 
 func (j joinCounter) Join(room *queue.Room, client string) (bool, error) {
+	n, err := j.limits.Count(joinsCounter(room), client)
+	return n <= room.JoinsPerIPPerMinute, err
+}
+
+func (j joinCounter) Joins(room *queue.Room, client string) (int, error) {
+	return j.limits.Counted(joinsCounter(room), client)
+}
+
+// joinsCounter is the name of room's counter of joins.
+func joinsCounter(room *queue.Room) string {
 	name := "wr_joins_" + room.Name
 	if len(name) > maxCounterName {
 		// Room names are up to 64 characters; two rooms sharing their
 		// first 55 would share a counter, which only counts more.
 		name = name[:maxCounterName]
 	}
-	n, err := j.limits.Count(name, client)
-	return n <= room.JoinsPerIPPerMinute, err
+	return name
 }

@@ -56,8 +56,12 @@ func (q *request) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 	case queue.Wait:
 		q.Logf("room %s: wait (%s) ticket %d, now serving %d%s", room.Name, d.Why, d.Place.Ticket, d.Place.Admitted, refusal(d.Err))
 		q.queuePage(w, r, room, d)
-	case queue.Arrive:
-		if d.Err != nil {
+	case queue.Arrive, queue.Work:
+		switch {
+		case d.Action == queue.Work && d.Pass == "":
+			// %.40q: the nonce is the visitor's to write, at any length.
+			q.Logf("room %s: join refused: %v (offered %.40q); the challenge of %d bits is asked again", room.Name, d.Err, q.work(r, room), d.Challenge.Bits)
+		case d.Err != nil:
 			q.Logf("room %s: arrival%s", room.Name, refusal(d.Err))
 		}
 		q.arrival(w, r, room, d, gate.Keys)
@@ -84,6 +88,7 @@ func (q *request) visitor(r *fsthttp.Request, room *queue.Room) queue.Visitor {
 		Passes: q.passValues(r, room),
 		Bind:   queue.Binding(room.BindSession, r.Header.Get("User-Agent"), clientIP(r)),
 		Client: clientKey(r),
+		Work:   q.work(r, room),
 		Now:    q.now,
 	}
 }
@@ -91,7 +96,8 @@ func (q *request) visitor(r *fsthttp.Request, room *queue.Room) queue.Visitor {
 // arrival sends a visitor without a pass straight back with an arrival
 // pass: a browser follows at once with the cookie and joins; a client that
 // drops cookies comes back with nothing, and has cost no place and no
-// store call. The URL it is sent back to carries the arrival mark, so a
+// store call. When the room asks for work first (queue.Work), the visitor
+// is sent back by the work page once it is done (workPage) instead. The URL it is sent back to carries the arrival mark, so a
 // request that comes back marked and still without a pass is answered
 // with the cookies page (noCookies) rather than another redirect: at most
 // one redirect, never a loop. A mark that is not this client's, recent
@@ -118,12 +124,19 @@ func (q *request) arrival(w fsthttp.ResponseWriter, r *fsthttp.Request, room *qu
 		q.Logf("room %s: arrival mark %.40q ignored: %v", room.Name, q.mark, err)
 	}
 	h.Set("Retry-After", "0")
-	h.Add("Set-Cookie", q.cookie(room, d))
+	if d.Pass != "" {
+		h.Add("Set-Cookie", q.cookie(room, d))
+	}
+	next := marked(r, MarkArrival(keys, room.Name, r.Header.Get("User-Agent"), clientIP(r), q.now))
+	if d.Action == queue.Work {
+		q.workPage(w, r, room, d.Challenge, next)
+		return
+	}
 	if q.asked.passHeader {
 		q.json(w, fsthttp.StatusAccepted, arrivalJSON{room.Name, "joining", 0, 0})
 		return
 	}
-	h.Set("Location", marked(r, MarkArrival(keys, room.Name, r.Header.Get("User-Agent"), clientIP(r), q.now)))
+	h.Set("Location", next)
 	if wantsJSON(r) {
 		q.json(w, fsthttp.StatusTemporaryRedirect, arrivalJSON{room.Name, "joining", 0, 0})
 		return

@@ -25,6 +25,13 @@ const PassHeader = ReservedPrefix + "Pass"
 // "admitted" itself instead of forwarding the poll to the origin.
 const PollHeader = ReservedPrefix + "Poll"
 
+// WorkHeader carries the solution of the proof of work a room asks of a
+// newcomer (package challenge) for a client that is not the work page: the
+// nonce found for the challenge the edge answered with ("work"), sent with
+// the arrival pass. A browser's work page keeps it in the cookie named by
+// workCookie instead.
+const WorkHeader = ReservedPrefix + "Work"
+
 // Bounds on PassHeader: a client holds one pass per room it is in, a few
 // hundred bytes each. Beyond them the header is ignored (and logged), so a
 // bloated one costs no more than a scan of its length.
@@ -46,12 +53,14 @@ type asked struct {
 	poll bool
 	// refused says why PassHeader was ignored, for the log, or is "".
 	refused string
+	// work is WorkHeader's value, "" without one.
+	work string
 }
 
 // readAsked reads what r asks of the line, before the reserved headers
 // are stripped.
 func readAsked(r *fsthttp.Request) asked {
-	a := asked{json: wantsJSON(r), poll: r.Header.Get(PollHeader) == "1"}
+	a := asked{json: wantsJSON(r), poll: r.Header.Get(PollHeader) == "1", work: r.Header.Get(WorkHeader)}
 	lines := r.Header.Values(PassHeader)
 	a.passHeader = len(lines) > 0
 	size := 0
@@ -80,6 +89,22 @@ func (q *request) passValues(r *fsthttp.Request, room *queue.Room) []string {
 		lines = append(lines[:len(lines):len(lines)], q.asked.passes...)
 	}
 	return queue.CookieValues(lines, room.CookieName)
+}
+
+// workCookie is the cookie in which room's work page keeps the solution
+// of its proof of work.
+func workCookie(room *queue.Room) string { return room.CookieName + "_work" }
+
+// work is the solution of the proof of work r offers for room: its
+// WorkHeader, else its work page's cookie.
+func (q *request) work(r *fsthttp.Request, room *queue.Room) string {
+	if q.asked.work != "" {
+		return q.asked.work
+	}
+	if v := queue.CookieValues(r.Header.Values("Cookie"), workCookie(room)); len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // givePass sets PassHeader for a client that reads it (one that sent the

@@ -15,10 +15,12 @@ import (
 
 // Cache is the POP's cache (Fastly's, at the edge): GetOrSet returns key's
 // value, or runs fill once for every concurrent caller in the POP (request
-// collapsing) and keeps its value for the TTL fill returns. Purge drops
-// key's value in every POP (on Fastly, within about 150 ms).
+// collapsing) and keeps its value for the TTL fill returns. Get returns
+// key's value, nil when the POP has none. Purge drops key's value in every
+// POP (on Fastly, within about 150 ms).
 type Cache interface {
 	GetOrSet(key string, fill func() ([]byte, time.Duration, error)) ([]byte, error)
+	Get(key string) ([]byte, error)
 	Purge(key string) error
 }
 
@@ -81,6 +83,20 @@ func (c snapshots) Get(room *queue.Room, shard int, now time.Time, fill func() (
 			return queue.Snapshot{}, fmt.Errorf("%w: the POP's snapshot fill this request waited on failed", store.ErrUnavailable)
 		}
 		return queue.Snapshot{}, fmt.Errorf("%w: the POP's last snapshot fill failed", queue.ErrNoSnapshot)
+	}
+	var s queue.Snapshot
+	err = s.UnmarshalText(b)
+	return s, err
+}
+
+// Peek implements queue.Snapshots.
+func (c snapshots) Peek(room *queue.Room, shard int, now time.Time) (queue.Snapshot, error) {
+	b, err := c.cache.Get(SnapshotKey(room.Name, shard))
+	switch {
+	case err != nil:
+		return queue.Snapshot{}, fmt.Errorf("snapshot cache: %w", err)
+	case b == nil || bytes.HasPrefix(b, []byte(snapshotDown)):
+		return queue.Snapshot{}, queue.ErrNoSnapshot
 	}
 	var s queue.Snapshot
 	err = s.UnmarshalText(b)

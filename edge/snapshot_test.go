@@ -22,6 +22,10 @@ func (m *memCache) Purge(key string) error {
 	return m.err
 }
 
+func (m *memCache) Get(key string) ([]byte, error) {
+	return m.values[key], m.err
+}
+
 func (m *memCache) GetOrSet(key string, fill func() ([]byte, time.Duration, error)) ([]byte, error) {
 	if m.err != nil {
 		return nil, m.err

@@ -71,6 +71,14 @@ const (
 	CookiesText
 	CookiesApps
 	TryAgain
+	// The proof-of-work page, shown while a newcomer's browser works
+	// before joining: WorkProgress ({percent}) is announced as it goes.
+	WorkTitle
+	WorkText
+	WorkLabel
+	WorkProgress
+	WorkDone
+	WorkNoScript
 	numKeys
 )
 
@@ -175,6 +183,12 @@ var en = [numKeys]string{
 	CookiesText:     "This waiting room keeps your place in line in a cookie, and your browser did not keep it. Allow cookies for this site, then try again. The cookie holds nothing but your place in line.",
 	CookiesApps:     "For developers: an app that keeps no cookies can send the pass in the Waiting-Room-Pass header instead.",
 	TryAgain:        "Try again",
+	WorkTitle:       "Joining the line",
+	WorkText:        "Many people are arriving at once, so the waiting room asks your browser to do a short calculation before you join the line. It takes a few seconds at most; you need not do anything.",
+	WorkLabel:       "Getting your place",
+	WorkProgress:    "Getting your place: {percent}% done",
+	WorkDone:        "Done. Taking you to the line.",
+	WorkNoScript:    "This step needs JavaScript, which your browser has turned off. Turn it on for this site and try again, or come back when fewer people are arriving.",
 }
 
 var de = [numKeys]string{
@@ -219,6 +233,12 @@ var de = [numKeys]string{
 	CookiesText:     "Dieser Warteraum merkt sich Ihren Platz in der Schlange in einem Cookie, und Ihr Browser hat ihn nicht behalten. Erlauben Sie Cookies für diese Website und versuchen Sie es dann erneut. Der Cookie enthält nichts als Ihren Platz in der Schlange.",
 	CookiesApps:     "Für Entwickler: Eine App ohne Cookies kann den Pass stattdessen im Header Waiting-Room-Pass senden.",
 	TryAgain:        "Erneut versuchen",
+	WorkTitle:       "Sie kommen in die Schlange",
+	WorkText:        "Gerade kommen viele Menschen gleichzeitig an, darum lässt der Warteraum Ihren Browser kurz rechnen, bevor Sie sich anstellen. Das dauert höchstens einige Sekunden; Sie müssen nichts tun.",
+	WorkLabel:       "Ihr Platz wird vorbereitet",
+	WorkProgress:    "Ihr Platz wird vorbereitet: {percent} % erledigt",
+	WorkDone:        "Fertig. Sie kommen jetzt in die Schlange.",
+	WorkNoScript:    "Dieser Schritt braucht JavaScript, das in Ihrem Browser ausgeschaltet ist. Schalten Sie es für diese Website ein und versuchen Sie es erneut, oder kommen Sie wieder, wenn weniger Menschen ankommen.",
 }
 
 var fr = [numKeys]string{
@@ -263,6 +283,12 @@ var fr = [numKeys]string{
 	CookiesText:     "Cette salle d’attente garde votre place dans la file dans un cookie, et votre navigateur ne l’a pas conservé. Autorisez les cookies pour ce site, puis réessayez. Ce cookie ne contient rien d’autre que votre place dans la file.",
 	CookiesApps:     "Pour les développeurs\u00a0: une application sans cookies peut envoyer le laissez-passer dans l’en-tête Waiting-Room-Pass.",
 	TryAgain:        "Réessayer",
+	WorkTitle:       "Vous rejoignez la file",
+	WorkText:        "Beaucoup de personnes arrivent en même temps : la salle d’attente demande à votre navigateur un court calcul avant que vous rejoigniez la file. Cela prend quelques secondes au plus ; vous n’avez rien à faire.",
+	WorkLabel:       "Préparation de votre place",
+	WorkProgress:    "Préparation de votre place : {percent} % effectués",
+	WorkDone:        "C’est fait. Vous rejoignez la file.",
+	WorkNoScript:    "Cette étape nécessite JavaScript, désactivé dans votre navigateur. Activez-le pour ce site et réessayez, ou revenez quand moins de personnes arrivent.",
 }
 
 var es = [numKeys]string{
@@ -307,6 +333,12 @@ var es = [numKeys]string{
 	CookiesText:     "Esta sala de espera guarda su lugar en la fila en una cookie, y su navegador no la conservó. Permita las cookies para este sitio y vuelva a intentarlo. La cookie solo contiene su lugar en la fila.",
 	CookiesApps:     "Para desarrolladores: una aplicación sin cookies puede enviar el pase en la cabecera Waiting-Room-Pass.",
 	TryAgain:        "Volver a intentarlo",
+	WorkTitle:       "Entrando en la fila",
+	WorkText:        "Están llegando muchas personas a la vez, así que la sala de espera pide a su navegador un breve cálculo antes de que entre en la fila. Tarda unos segundos como mucho; no tiene que hacer nada.",
+	WorkLabel:       "Preparando su lugar",
+	WorkProgress:    "Preparando su lugar: {percent} % hecho",
+	WorkDone:        "Listo. Le llevamos a la fila.",
+	WorkNoScript:    "Este paso necesita JavaScript, que su navegador tiene desactivado. Actívelo para este sitio y vuelva a intentarlo, o vuelva cuando lleguen menos personas.",
 }
 
 var ja = [numKeys]string{
@@ -351,6 +383,12 @@ var ja = [numKeys]string{
 	CookiesText:     "この待合室では列での順番を Cookie に保存しますが、お使いのブラウザーには保存されませんでした。このサイトの Cookie を許可してから、もう一度お試しください。この Cookie に保存されるのは列での順番だけです。",
 	CookiesApps:     "開発者の方へ：Cookie を使わないアプリは、代わりに Waiting-Room-Pass ヘッダーでパスを送信できます。",
 	TryAgain:        "もう一度試す",
+	WorkTitle:       "列に並んでいます",
+	WorkText:        "ただいま多くの方が同時にアクセスしているため、列に並ぶ前にブラウザで短い計算を行います。長くても数秒で終わり、操作は必要ありません。",
+	WorkLabel:       "順番を準備しています",
+	WorkProgress:    "順番を準備しています：{percent}% 完了",
+	WorkDone:        "完了しました。列にご案内します。",
+	WorkNoScript:    "この手順には JavaScript が必要ですが、お使いのブラウザでは無効になっています。このサイトで有効にしてもう一度お試しいただくか、アクセスが落ち着いてからお越しください。",
 }
 
 var pt = [numKeys]string{
@@ -395,4 +433,10 @@ var pt = [numKeys]string{
 	CookiesText:     "Esta sala de espera guarda a sua posição na fila em um cookie, e o seu navegador não o guardou. Permita os cookies para este site e tente de novo. O cookie guarda apenas a sua posição na fila.",
 	CookiesApps:     "Para desenvolvedores: um app que não guarda cookies pode enviar o passe no cabeçalho Waiting-Room-Pass.",
 	TryAgain:        "Tentar de novo",
+	WorkTitle:       "Entrando na fila",
+	WorkText:        "Muitas pessoas estão chegando ao mesmo tempo, então a sala de espera pede ao seu navegador um cálculo rápido antes de você entrar na fila. Leva alguns segundos no máximo; você não precisa fazer nada.",
+	WorkLabel:       "Preparando o seu lugar",
+	WorkProgress:    "Preparando o seu lugar: {percent}% feito",
+	WorkDone:        "Pronto. Levando você para a fila.",
+	WorkNoScript:    "Esta etapa precisa de JavaScript, que está desativado no seu navegador. Ative-o para este site e tente de novo, ou volte quando menos pessoas estiverem chegando.",
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/edgequeue/waitingroom/edge"
 	"github.com/edgequeue/waitingroom/store"
 	"github.com/fastly/compute-sdk-go/acl"
+	"github.com/fastly/compute-sdk-go/cache/core"
 	"github.com/fastly/compute-sdk-go/cache/simple"
 	"github.com/fastly/compute-sdk-go/configstore"
 	"github.com/fastly/compute-sdk-go/erl"
@@ -214,6 +215,14 @@ func (limits) Count(counter, client string) (int, error) {
 	return int(n), nil
 }
 
+func (limits) Counted(counter, client string) (int, error) {
+	n, err := erl.OpenRateCounter(counter).LookupCount(client, erl.CounterDuration60s)
+	if err != nil {
+		return 0, fmt.Errorf("rate counter %s: %w", counter, err)
+	}
+	return int(n), nil
+}
+
 func (limits) Penalize(box, client string, d time.Duration) error {
 	// The platform counts penalties in whole minutes, one to sixty.
 	d = min(max(d.Truncate(time.Minute), time.Minute), time.Hour)
@@ -244,6 +253,17 @@ func (popCache) Purge(key string) error {
 	return simple.Purge([]byte(key), simple.PurgeOptions{Scope: simple.PurgeScopeGlobal})
 }
 
+func (popCache) Get(key string) ([]byte, error) {
+	body, err := simple.Get([]byte(key))
+	if errors.Is(err, core.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return readCached(key, body)
+}
+
 func (popCache) GetOrSet(key string, fill func() ([]byte, time.Duration, error)) ([]byte, error) {
 	body, err := simple.GetOrSet([]byte(key), func() (simple.CacheEntry, error) {
 		b, ttl, err := fill()
@@ -255,6 +275,11 @@ func (popCache) GetOrSet(key string, fill func() ([]byte, time.Duration, error))
 	if err != nil {
 		return nil, err
 	}
+	return readCached(key, body)
+}
+
+// readCached reads and closes the body of key's cached value.
+func readCached(key string, body io.ReadCloser) ([]byte, error) {
 	defer body.Close()
 	b, err := io.ReadAll(io.LimitReader(body, maxCacheValue+1))
 	if err == nil && len(b) > maxCacheValue {

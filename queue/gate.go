@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
+	"github.com/edgequeue/waitingroom/challenge"
 	"github.com/edgequeue/waitingroom/store"
 )
 
@@ -30,6 +32,10 @@ const (
 	// Limited: the client joined too often lately; it is refused (429)
 	// without a store call.
 	Limited
+	// Work: the visitor must solve Decision.Challenge before joining (the
+	// room's proof of work, package challenge). Pass, when set, is their
+	// new arrival pass, which the challenge is derived from.
+	Work
 )
 
 func (a Action) String() string {
@@ -46,6 +52,8 @@ func (a Action) String() string {
 		return "arrive"
 	case Limited:
 		return "limited"
+	case Work:
+		return "work"
 	}
 	return fmt.Sprintf("Action(%d)", int(a))
 }
@@ -60,6 +68,9 @@ type Visitor struct {
 	// Client names the client for the join limit (edge.ClientKey); ""
 	// when unknown, which is not limited.
 	Client string
+	// Work is the nonce the request offers as the solution of its arrival
+	// pass's challenge; "" for none.
+	Work string
 	// Now is the time of the request.
 	Now time.Time
 }
@@ -78,6 +89,8 @@ type Decision struct {
 	FailOpen bool
 	// Place is the visitor's place in the line (Wait only).
 	Place Place
+	// Challenge is the proof of work to do before joining (Work only).
+	Challenge challenge.Challenge
 	// Why explains the decision for the log: "session", "called", "joined", …
 	Why string
 	// Waited is how long the visitor has been in line (Wait, and Admit
@@ -128,9 +141,11 @@ type Place struct {
 
 // JoinCounter counts joins per client (at the edge, Fastly's Edge Rate
 // Limiting): Join counts one for client in room and reports whether it is
-// still within the room's JoinsPerIPPerMinute.
+// still within the room's JoinsPerIPPerMinute; Joins reports how many it
+// counted in the last minute, counting none.
 type JoinCounter interface {
 	Join(room *Room, client string) (bool, error)
+	Joins(room *Room, client string) (int, error)
 }
 
 // Gate decides, for each request to a room, whether it may pass.
@@ -174,6 +189,13 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 	case Ticket:
 		return g.poll(ctx, room, v, pass, policy, refused)
 	case Arrival:
+		if c := workOf(room, pass); c.Bits > 0 {
+			// Checked before the join limit counts a join: an
+			// unsolved challenge has joined nothing.
+			if err := c.Check(v.Work); err != nil {
+				return Decision{Action: Work, Why: "work to do", Challenge: c, Err: err}
+			}
+		}
 		if g.Joins != nil && v.Client != "" && room.JoinsPerIPPerMinute > 0 {
 			within, err := g.Joins.Join(room, v.Client)
 			switch {
@@ -334,8 +356,70 @@ func (g *Gate) arrive(room *Room, v Visitor, refused error) Decision {
 	if err != nil {
 		return Decision{Action: Busy, Why: "arrival id", Err: err}
 	}
-	p := Pass{Kind: Arrival, Room: room.Name, ArrivalID: id, Bind: v.Bind, IssuedAt: v.Now, Expires: v.Now.Add(ArrivalTTL)}
-	return g.withPass(Decision{Action: Arrive, Why: "arrived", Err: refused}, p, ArrivalTTL)
+	p := Pass{Kind: Arrival, Room: room.Name, ArrivalID: id, Bind: v.Bind, IssuedAt: v.Now, Expires: v.Now.Add(ArrivalTTL),
+		Work: g.ladderBits(room, v)}
+	d := Decision{Action: Arrive, Why: "arrived", Err: refused}
+	if p.Work > 0 {
+		d.Action, d.Why, d.Challenge = Work, "arrived, work to do", workOf(room, p)
+	}
+	return g.withPass(d, p, ArrivalTTL)
+}
+
+// workOf is the challenge an arrival pass asks of its holder in room: the
+// pass's bits, at most the room's top rung now (an operator who lowers the
+// ladder or turns it off frees the passes already handed out).
+func workOf(room *Room, p Pass) challenge.Challenge {
+	return challenge.For(room.Name, p.ArrivalID, p.Bind, min(p.Work, room.ProofOfWork))
+}
+
+// ladderBits is the rung of room's ladder for a newcomer: from the
+// pressure on the line in the POP's snapshot (shard 0's: a room's shards
+// share their load alike), unknown without a recent one, and from the
+// client's joins in the last minute. Neither costs a store call; a fault
+// in reading either is logged, and reads as unknown or no joins.
+func (g *Gate) ladderBits(room *Room, v Visitor) int {
+	l := challenge.Ladder{Top: room.ProofOfWork}
+	if l.Top <= 0 {
+		return 0
+	}
+	pressure := -1.0
+	if g.Snapshots != nil && room.SnapshotTTL() > 0 {
+		snap, err := g.Snapshots.Peek(room, 0, v.Now)
+		switch {
+		case err == nil && snap.At.After(v.Now.Add(-2*room.SnapshotTTL())):
+			pressure = linePressure(snap)
+		case err != nil && !errors.Is(err, ErrNoSnapshot) && g.Logf != nil:
+			g.Logf("room %s: snapshot not read for the proof of work: %v", room.Name, err)
+		}
+	}
+	joins := 0
+	if g.Joins != nil && v.Client != "" {
+		n, err := g.Joins.Joins(room, v.Client)
+		switch {
+		case err == nil:
+			joins = n
+		case g.Logf != nil:
+			g.Logf("room %s: joins not looked up for the proof of work: %v", room.Name, err)
+		}
+	}
+	return l.Bits(pressure, joins)
+}
+
+// linePressure is how many minutes the regular line in snap takes to be
+// called at the pace the snapshot observed (its admissions of the last
+// five minutes): 0 for an empty line, infinite for one nobody is called
+// from (paused, or full).
+func linePressure(snap Snapshot) float64 {
+	l := snap.Line
+	waiting := l.Issued - l.Admitted
+	if waiting <= 0 {
+		return 0
+	}
+	if l.Recent <= 0 {
+		return math.Inf(1)
+	}
+	window := max(snap.At.Sub(l.RecentSince), time.Minute)
+	return float64(waiting) / (float64(l.Recent) / window.Minutes())
 }
 
 // shardGone answers a ticket of a shard the room no longer has (its

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edgequeue/waitingroom/challenge"
 	"github.com/edgequeue/waitingroom/queue/internal/passjwt"
 )
 
@@ -124,7 +125,11 @@ type Pass struct {
 	Seen time.Time
 	// Shard is the shard of a sharded room whose line holds the ticket
 	// or session (tickets and sessions; 0 in a room of one line).
-	Shard    int
+	Shard int
+	// Work is the bits of the proof of work the arrival must do before
+	// it joins (arrival passes only; see package challenge): its
+	// challenge is derived from the pass, so it is carried nowhere else.
+	Work     int
 	IssuedAt time.Time
 	Expires  time.Time
 }
@@ -143,7 +148,7 @@ func (ks *KeySet) Sign(p Pass) (string, error) {
 func claimsOf(p *Pass) passjwt.Claims {
 	c := passjwt.Claims{
 		Kind: string(p.Kind), Number: p.Number, Epoch: p.Epoch, Session: p.SessionID, Arrival: p.ArrivalID, Bind: p.Bind,
-		Uses: p.Uses, To: p.To, StartAhead: p.StartAhead, Shard: int64(p.Shard), Audience: p.Room,
+		Uses: p.Uses, To: p.To, StartAhead: p.StartAhead, Shard: int64(p.Shard), Work: int64(p.Work), Audience: p.Room,
 		Expires: p.Expires, NotBefore: p.NotBefore, IssuedAt: p.IssuedAt, ID: p.ID,
 	}
 	// Unrenewed is 1 or absent: an integer keeps the payload reader to the
@@ -215,6 +220,9 @@ func (ks *KeySet) verify(room, token string, now time.Time) (Pass, error) {
 	} else {
 		p.Shard = int(c.Shard)
 	}
+	// Signed, so never out of range; capped all the same, never to less
+	// work than the pass asks within the range.
+	p.Work = int(min(max(c.Work, 0), challenge.MaxBits))
 	if c.Joined != 0 {
 		p.Joined = time.Unix(c.Joined, 0)
 	}

@@ -74,6 +74,10 @@ type Room struct {
 	// an IPv6 /64) may join the line in a minute, counted with Fastly's
 	// Edge Rate Limiting; 0 turns the cap off.
 	JoinsPerIPPerMinute int `json:"joins_per_ip_per_minute"`
+	// ProofOfWork (bits) is the top of the room's challenge ladder (see
+	// package challenge): the most work a newcomer does before joining;
+	// 0 asks none.
+	ProofOfWork int `json:"proof_of_work"`
 	// PriorityShare is the largest share of admissions the priority lane
 	// (invited visitors: see Invite) takes while others wait; 0 turns the
 	// lane and its invites off.
@@ -163,7 +167,7 @@ func (n number) set(v float64) {
 }
 
 // numbers are the room's numeric settings.
-func (r *Room) numbers() [14]number {
+func (r *Room) numbers() [15]number {
 	return [...]number{
 		{name: "random_window", i: &r.RandomWindow},
 		{name: "new_users_per_minute", f: &r.NewUsersPerMinute},
@@ -176,6 +180,7 @@ func (r *Room) numbers() [14]number {
 		{name: "session_duration", i: &r.SessionDuration},
 		{name: "queue_status_code", i: &r.QueueStatusCode},
 		{name: "joins_per_ip_per_minute", i: &r.JoinsPerIPPerMinute},
+		{name: "proof_of_work", i: &r.ProofOfWork},
 		{name: "priority_share", f: &r.PriorityShare},
 		{name: "snapshot_ttl", f: &r.SnapshotTTLSeconds},
 		{name: "shards", i: &r.Shards},

@@ -42,9 +42,14 @@ type Snapshot struct {
 // request that waited on a fill that failed, and ErrNoSnapshot when the
 // request should ask the store itself.
 //
+// Peek returns the room's snapshot when the POP holds one, filling none
+// (ErrNoSnapshot when it holds none): what a newcomer's proof of work
+// reads the line's pressure from.
+//
 // A sharded room has a snapshot per shard (each shard is a line of its own).
 type Snapshots interface {
 	Get(room *Room, shard int, now time.Time, fill func() (Snapshot, error)) (Snapshot, error)
+	Peek(room *Room, shard int, now time.Time) (Snapshot, error)
 }
 
 // ErrNoSnapshot: there is no snapshot to answer from, and the request

@@ -154,6 +154,13 @@ func (m *memSnapshots) Get(room *Room, _ int, _ time.Time, fill func() (Snapshot
 	return *m.snap, nil
 }
 
+func (m *memSnapshots) Peek(*Room, int, time.Time) (Snapshot, error) {
+	if m.snap == nil {
+		return Snapshot{}, ErrNoSnapshot
+	}
+	return *m.snap, m.err
+}
+
 func TestGateAnswersFarTicketsFromTheSnapshot(t *testing.T) {
 	ks, _ := ParseKeySet("new:" + key2)
 	room := snapRoom(t, "")

@@ -219,6 +219,11 @@ var Room = [...]Setting{
 		Doc: "What the room's passes are tied to, so a copied cookie fails elsewhere."},
 	{Name: "joins_per_ip_per_minute", Kind: Int, Default: 30, Min: 0, Max: 10000, Ranged: true, Unit: "joins per minute", Off: "off",
 		Doc: "How often one client (an IPv4 address or IPv6 /64) may join the line in a minute."},
+	// 20 bits is about a million hashes: a few seconds of a phone's
+	// browser at the top rung, and a blink at the rungs below (package
+	// challenge). 24 would take a phone most of a minute.
+	{Name: "proof_of_work", Kind: Int, Default: 0, Min: 0, Max: 24, Ranged: true, Unit: "bits", Off: "off",
+		Doc: "The hardest proof of work a newcomer's browser does before it joins the line, asked as the line grows and of clients that join often; none while the line is calm (docs/security.md)."},
 	// At 1 the priority lane could take every admission while others
 	// wait, and the line would stall.
 	{Name: "priority_share", Kind: Number, Default: 0.2, Min: 0, Max: 0.9, Ranged: true, Off: "no priority lane or invites",

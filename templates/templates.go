@@ -52,6 +52,10 @@ var (
 	pageCSS string
 	//go:embed page.js
 	pageJS string
+	//go:embed work.html
+	workHTML string
+	//go:embed work.js
+	workJS string
 )
 
 // ErrTemplate wraps every parse error.
@@ -96,6 +100,15 @@ var (
 		"room", "lang", "title", "text", "retry_url", "retry_label", "apps_note",
 		"logo_url", "theme", "support_link", "support_label",
 	}}
+	// Work asks a newcomer's browser for the room's proof of work before
+	// it joins (package challenge): its script ({{> work.js}}) finds the
+	// nonce for seed and bits, keeps it in the cookie named cookie, and
+	// goes on to next_url.
+	Work = Page{Name: "work.html", Fields: []string{
+		"room", "lang", "title", "text", "seed", "bits", "next_url", "cookie",
+		"progress_label", "progress_note", "done_note", "noscript_note", "retry_label",
+		"logo_url", "theme", "support_link", "support_label",
+	}}
 )
 
 // maxTemplate bounds an operator's template: a page is a few kilobytes, and
@@ -115,6 +128,9 @@ type Template struct {
 	// only {{theme}}.
 	scripts, styles []string
 	themed          bool
+	// solves is true for a template that includes work.js, whose search
+	// runs in a worker made from its own source (a blob: URL).
+	solves bool
 }
 
 // part is literal text, or (field >= 0) the value of names[field].
@@ -138,7 +154,8 @@ func (p Page) Parse(src string) (*Template, error) {
 	}
 	// One allocation for the parts: each {{ adds a name and the text
 	// after it.
-	t := &Template{name: p.Name, names: p.Fields, parts: make([]part, 0, 2*strings.Count(src, "{{")+1)}
+	t := &Template{name: p.Name, names: p.Fields, parts: make([]part, 0, 2*strings.Count(src, "{{")+1),
+		solves: strings.Contains(src, workJS)}
 	rest := src
 	for {
 		open := strings.Index(rest, "{{")
@@ -192,8 +209,10 @@ func (p Page) include(src string) (string, error) {
 			b.WriteString(pageCSS)
 		case "page.js":
 			b.WriteString(pageJS)
+		case "work.js":
+			b.WriteString(workJS)
 		default:
-			return "", fmt.Errorf("%w: %s: unknown include {{> %s}}; there are page.css and page.js", ErrTemplate, p.Name, unquoted(name))
+			return "", fmt.Errorf("%w: %s: unknown include {{> %s}}; there are page.css, page.js and work.js", ErrTemplate, p.Name, unquoted(name))
 		}
 		rest = rest[end+2:]
 	}
@@ -230,7 +249,7 @@ func (p Page) Default() (*Template, error) {
 }
 
 // defaults are the parsed default pages, in defaultIndex's order.
-var defaults [5]struct {
+var defaults [6]struct {
 	once sync.Once
 	t    *Template
 	err  error
@@ -247,6 +266,8 @@ func defaultIndex(name string) int {
 		return 3
 	case "cookies.html":
 		return 4
+	case "work.html":
+		return 5
 	}
 	return 0
 }
@@ -342,7 +363,8 @@ func hashSource(text string) string {
 // and nothing else inline; the site's own stylesheets and fonts (an
 // operator's template may use them); images from the site, https: (a
 // room's logo_url) and data:; fetches only to the page's own origin (the
-// script's polls); no forms, no framing, no base URL.
+// script's polls); no forms, no framing, no base URL; and, for a page
+// that includes work.js, workers from blob: URLs (its search's).
 func (t *Template) Policy(theme string) string {
 	var b strings.Builder
 	b.WriteString("default-src 'none'; script-src")
@@ -366,6 +388,9 @@ func (t *Template) Policy(theme string) string {
 	}
 	b.WriteString("; img-src 'self' https: data:; font-src 'self'; connect-src 'self'; " +
 		"form-action 'none'; frame-ancestors 'none'; base-uri 'none'")
+	if t.solves {
+		b.WriteString("; worker-src blob:")
+	}
 	return b.String()
 }
 
@@ -382,6 +407,8 @@ func defaultSource(name string) (string, bool) {
 		return prequeueHTML, true
 	case "cookies.html":
 		return cookiesHTML, true
+	case "work.html":
+		return workHTML, true
 	}
 	return "", false
 }

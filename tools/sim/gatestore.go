@@ -138,10 +138,25 @@ func (s popSnapshots) Get(room *queue.Room, i int, now time.Time, fill func() (q
 	return snap, err
 }
 
+// Peek implements queue.Snapshots: the POP's copy, whatever its age
+// (the gate judges that).
+func (s popSnapshots) Peek(_ *queue.Room, i int, _ time.Time) (queue.Snapshot, error) {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	if snap, ok := s.p.snaps[i]; ok {
+		return snap, nil
+	}
+	return queue.Snapshot{}, queue.ErrNoSnapshot
+}
+
 // fixedSnapshot is always the same snapshot, never filled.
 type fixedSnapshot queue.Snapshot
 
 func (s fixedSnapshot) Get(*queue.Room, int, time.Time, func() (queue.Snapshot, error)) (queue.Snapshot, error) {
+	return queue.Snapshot(s), nil
+}
+
+func (s fixedSnapshot) Peek(*queue.Room, int, time.Time) (queue.Snapshot, error) {
 	return queue.Snapshot(s), nil
 }
 

@@ -27,6 +27,9 @@ type Claims struct {
 	// Shard is the shard of a sharded room the place is in ("shd",
 	// omitted when zero, so an unsharded room's passes are unchanged).
 	Shard int64
+	// Work is the bits of the proof of work an arrival must do before it
+	// joins ("wrk", omitted when zero: see package challenge).
+	Work int64
 	// Audience is the one audience Sign writes ("aud": [Audience]); Parse
 	// returns it when the token names exactly one, else "".
 	Audience string
@@ -54,6 +57,7 @@ type jwtClaims struct {
 	StartAhead int64 `json:"sta,omitempty"`
 	Seen       int64 `json:"sen,omitempty"`
 	Shard      int64 `json:"shd,omitempty"`
+	Work       int64 `json:"wrk,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -62,7 +66,7 @@ func (c *Claims) registered() jwtClaims {
 	r := jwtClaims{
 		Kind: c.Kind, Number: c.Number, Epoch: c.Epoch, Session: c.Session, Arrival: c.Arrival, Bind: c.Bind,
 		Unrenewed: c.Unrenewed, Uses: c.Uses, To: c.To, Joined: c.Joined, StartAhead: c.StartAhead, Seen: c.Seen,
-		Shard: c.Shard,
+		Shard: c.Shard, Work: c.Work,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Audience:  jwt.ClaimStrings{c.Audience},
 			IssuedAt:  jwt.NewNumericDate(c.IssuedAt),
@@ -81,7 +85,7 @@ func (c *jwtClaims) plain() Claims {
 	p := Claims{
 		Kind: c.Kind, Number: c.Number, Epoch: c.Epoch, Session: c.Session, Arrival: c.Arrival, Bind: c.Bind,
 		Unrenewed: c.Unrenewed, Uses: c.Uses, To: c.To, Joined: c.Joined, StartAhead: c.StartAhead, Seen: c.Seen,
-		Shard: c.Shard, ID: c.ID,
+		Shard: c.Shard, Work: c.Work, ID: c.ID,
 	}
 	if len(c.Audience) == 1 {
 		p.Audience = c.Audience[0]
@@ -149,6 +153,10 @@ func putPayload(b []byte, n int, c *Claims) int {
 	if c.Shard != 0 {
 		n = put(b, n, `,"shd":`)
 		n = putInt(b, n, c.Shard)
+	}
+	if c.Work != 0 {
+		n = put(b, n, `,"wrk":`)
+		n = putInt(b, n, c.Work)
 	}
 	n = put(b, n, `,"aud":[`)
 	n = putString(b, n, c.Audience)

@@ -50,6 +50,7 @@ func oddClaims() []Claims {
 		{Kind: "", Audience: "ü", IssuedAt: now, Expires: now},
 		{Kind: "ticket", Audience: strings.Repeat("long-room-", 60), Number: 1, IssuedAt: now, Expires: now.Add(time.Hour)},
 		{Kind: "arrival", Audience: "shop", Arrival: "0123456789abcdef0123456789abcdef", Bind: "AAECAwQFBgcICQoL", IssuedAt: now, Expires: now.Add(10 * time.Minute)},
+		{Kind: "arrival", Audience: "shop", Arrival: "0123456789abcdef0123456789abcdef", Work: 18, IssuedAt: now, Expires: now.Add(10 * time.Minute)},
 		{Kind: "session", Audience: "shop", Session: "1700000000000.42", Epoch: 1700000000000, Bind: "b<&>", Unrenewed: 1, IssuedAt: now, Expires: now.Add(time.Hour)},
 		{Kind: "ticket", Audience: "shop", Number: 3, Arrival: "\u00e9\n", Bind: "\xff\x00", Unrenewed: 1, IssuedAt: now, Expires: now.Add(time.Hour)},
 		{Kind: "ticket", Audience: "shop", Number: 4, Joined: now.Unix() - 600, StartAhead: 1234, Seen: now.Unix() - 5, Shard: 3, IssuedAt: now, Expires: now.Add(time.Hour)},
@@ -232,7 +233,7 @@ func FuzzSignMatchesJWT(f *testing.F) {
 		const span = 1 << 33
 		c := Claims{Kind: kind, Audience: aud, Session: session, Bind: bind, Number: number, Epoch: epoch,
 			IssuedAt: time.Unix(iat%span, int64(nsec%1e9)), Expires: time.Unix(exp%span, 0),
-			Joined: number / 3, Seen: epoch / 5, StartAhead: number % 1000, Unrenewed: epoch % 2, Shard: number % 64,
+			Joined: number / 3, Seen: epoch / 5, StartAhead: number % 1000, Unrenewed: epoch % 2, Shard: number % 64, Work: epoch % 25,
 		}
 		if number%7 == 0 {
 			c.NotBefore, c.Uses, c.To, c.ID = c.IssuedAt.Add(time.Minute), epoch, session, bind

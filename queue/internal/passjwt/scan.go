@@ -32,6 +32,7 @@ const (
 	fieldStart
 	fieldSeen
 	fieldShard
+	fieldWork
 	fieldIssuer
 	fieldSubject
 	fieldAudience
@@ -44,7 +45,7 @@ const (
 
 // claimNames are the JSON names of jwtClaims' fields, its own and those of
 // jwt.RegisteredClaims.
-var claimNames = [...]string{"knd", "tkt", "ep", "sid", "arr", "bnd", "unr", "use", "to", "jnd", "sta", "sen", "shd", "iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
+var claimNames = [...]string{"knd", "tkt", "ep", "sid", "arr", "bnd", "unr", "use", "to", "jnd", "sta", "sen", "shd", "wrk", "iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
 
 // UnmarshalJSON reads the claims as encoding/json reads them into the
 // struct: the same names (matched exactly, else case-insensitively), null
@@ -136,6 +137,8 @@ func (c *jwtClaims) set(field int, val []byte) error {
 		return setInt(&c.Seen, val)
 	case fieldShard:
 		return setInt(&c.Shard, val)
+	case fieldWork:
+		return setInt(&c.Work, val)
 	case fieldIssuer:
 		return setString(&c.Issuer, val)
 	case fieldSubject:

@@ -59,6 +59,7 @@ func newNativeEnv(t *testing.T) *nativeEnv {
 type boxOne struct{}
 
 func (boxOne) Count(string, string) (int, error)            { return 1, nil }
+func (boxOne) Counted(string, string) (int, error)          { return 1, nil }
 func (boxOne) Penalize(string, string, time.Duration) error { return nil }
 func (boxOne) Penalized(_, client string) (bool, error)     { return client == boxedIP, nil }
 

@@ -81,6 +81,15 @@ func (l *minuteLimits) Count(counter, client string) (int, error) {
 	l.events[k] = append(kept, l.now)
 	return len(l.events[k]), nil
 }
+func (l *minuteLimits) Counted(counter, client string) (int, error) {
+	n := 0
+	for _, at := range l.events[counter+" "+client] {
+		if l.now.Sub(at) < time.Minute {
+			n++
+		}
+	}
+	return n, nil
+}
 func (l *minuteLimits) Penalize(string, string, time.Duration) error { return nil }
 func (l *minuteLimits) Penalized(string, string) (bool, error)       { return false, nil }
 

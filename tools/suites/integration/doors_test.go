@@ -31,6 +31,10 @@ func (j *minuteJoins) Join(room *queue.Room, client string) (bool, error) {
 	return j.counts[k] <= room.JoinsPerIPPerMinute, nil
 }
 
+func (j *minuteJoins) Joins(_ *queue.Room, client string) (int, error) {
+	return j.counts[fmt.Sprint(client, " in minute ", j.now.Unix()/60)], nil
+}
+
 // placeCounter is the store, counting the places each call hands out
 // (tickets of either lane) for the client the test is serving.
 type placeCounter struct {
