@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/edgequeue/waitingroom/challenge"
 	"github.com/edgequeue/waitingroom/edge"
 )
 
@@ -19,6 +20,22 @@ type Place struct {
 	Status string `json:"status"`
 	Ticket int64  `json:"ticket"`
 	Ahead  int64  `json:"ahead"`
+	// Challenge is the proof of work a "work" answer asks.
+	Challenge *Challenge `json:"challenge"`
+}
+
+// Challenge is a "work" answer's challenge: the nonce that solves it goes
+// in Header.
+type Challenge struct {
+	Seed   string `json:"seed"`
+	Bits   int    `json:"bits"`
+	Header string `json:"header"`
+}
+
+// Solve finds the nonce that solves c, as an app does.
+func (c Challenge) Solve() string {
+	nonce, _ := challenge.Challenge{Seed: c.Seed, Bits: c.Bits}.Solve()
+	return nonce
 }
 
 // ReadPlace reads an answer to a request made with Accept:

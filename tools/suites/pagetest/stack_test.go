@@ -33,6 +33,14 @@ const (
 	exitRoom    = `{"paths":["/away/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,` +
 		`"inactivity_timeout":30,"session_duration":3600,"leave_beacon":true}`
 	outletRoom = `{"paths":["/outlet/"],"mode":"reject","max_active_users":1}`
+	// The doors ask newcomers for work: with no snapshot (no pressure
+	// known) the base rung, proof_of_work less 6 bits, for a client's
+	// first two joins; at the top door, whose line is paused (the test
+	// pauses it) and seen in a snapshot, the top rung, 20 bits.
+	door14Room = `{"paths":["/door14/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,"proof_of_work":20,"snapshot_ttl":0}`
+	door16Room = `{"paths":["/door16/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,"proof_of_work":22,"snapshot_ttl":0}`
+	door18Room = `{"paths":["/door18/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,"proof_of_work":24,"snapshot_ttl":0}`
+	door20Room = `{"paths":["/door20/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,"proof_of_work":20,"snapshot_ttl":10}`
 	// shutRoom is closed live by the operator while a visitor waits.
 	shutRoom = `{"paths":["/shut/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,` +
 		`"inactivity_timeout":3600,"session_duration":3600}`
@@ -56,7 +64,8 @@ func start(t *testing.T) *stack {
 	opts.RecordOrigin = true
 	opts.Adjust = func(m *fastlyhost.Manifest) {
 		devstack.SetRooms(m, storeTimeout, [2]string{"shop", shopRoom}, [2]string{"reading", readingRoom},
-			[2]string{"exit", exitRoom}, [2]string{"outlet", outletRoom}, [2]string{"shut", shutRoom})
+			[2]string{"exit", exitRoom}, [2]string{"outlet", outletRoom}, [2]string{"shut", shutRoom}, [2]string{"door14", door14Room},
+			[2]string{"door16", door16Room}, [2]string{"door18", door18Room}, [2]string{"door20", door20Room})
 	}
 	st, err := devstack.Start(context.Background(), opts)
 	if err != nil {
@@ -129,11 +138,17 @@ func (s *stack) visitor() *visitor {
 // place asks for path as a script does (Accept: application/json) and
 // reads where the visitor stands: waiting, or admitted (the origin's
 // page). An arrival that answers "joining" without a redirect to follow
-// is asked again, as a client of the JSON contract does.
+// is asked again, as a client of the JSON contract does, and one that
+// answers "work" is asked again with the challenge solved.
 func (v *visitor) place(t *testing.T, path string) devstack.Place {
 	t.Helper()
+	var work []string
 	for range 3 {
-		if p := v.ask(t, path); p.Status != "joining" {
+		p := v.ask(t, path, work...)
+		switch {
+		case p.Status == "work" && p.Challenge != nil:
+			work = []string{p.Challenge.Header, p.Challenge.Solve()}
+		case p.Status != "joining":
 			return p
 		}
 	}
@@ -141,11 +156,15 @@ func (v *visitor) place(t *testing.T, path string) devstack.Place {
 	return devstack.Place{}
 }
 
-func (v *visitor) ask(t *testing.T, path string) devstack.Place {
+// ask asks for path once, with the header and value pairs given.
+func (v *visitor) ask(t *testing.T, path string, header ...string) devstack.Place {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, v.url+path, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "Mozilla/5.0 (pagetest visitor)")

@@ -1,0 +1,115 @@
+package pagetest
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/edgequeue/waitingroom/tools/headless"
+)
+
+// noteWork keeps, across the tab's pages, the bits the work page asked,
+// and the time its search took and the hashes it tried, which its script
+// writes on the page as it leaves (data-ms, data-hashes): the page goes on
+// to the line once solved, too fast to be read before it goes.
+const noteWork = `document.addEventListener("DOMContentLoaded", () => {
+	const w = document.getElementById("wr-work");
+	if (!w) return;
+	sessionStorage.setItem("wr-bits", w.dataset.bits);
+	new MutationObserver(() => {
+		if (w.dataset.ms) { sessionStorage.setItem("wr-ms", w.dataset.ms); sessionStorage.setItem("wr-hashes", w.dataset.hashes); }
+	}).observe(w, {attributes: true});
+});`
+
+// throttle is how much slower than this machine's the tab's CPU runs: a
+// mid-range phone's, as the issue measures it.
+const throttle = 4
+
+// TestWorkPage: a newcomer meets the work page. Without JavaScript it
+// says why it needs it and links on; it is accessible (axe-core, desktop
+// and 320 px) and within its Content-Security-Policy. With JavaScript and
+// the CPU throttled 4×, the page solves the challenge in a worker and
+// takes the visitor to the line, at each rung of the ladder: 14, 16 and
+// 18 bits (the base rungs of three doors) and 20 (the top, at a door
+// whose line is paused, as its snapshot shows). Each search's time and
+// hashes, as the page measures them, are logged: reported, not checked,
+// since a loaded machine is slower.
+func TestWorkPage(t *testing.T) {
+	headless.Chromium(t, suite)
+	axe := axeSource(t)
+	st := start(t)
+	for _, door := range []string{"door14", "door16", "door18", "door20"} {
+		st.operate(t, http.MethodPost, door+"/pause", "") // everyone waits: each solve ends on the queue page
+	}
+	// The top door's snapshot: an app's join (at the base rung: no
+	// snapshot yet), then its polls, which fill it when it has lapsed.
+	app := st.visitor()
+	app.waits(t, "/door20/")
+	br := headless.Start(t, suite, 1280, 800)
+
+	t.Run("without JavaScript", func(t *testing.T) {
+		tab := br.Tab(t, map[string]string{"Accept-Language": "en-GB,en;q=0.9"})
+		noScript(tab, true)
+		if status := open(tab, st.HostURL+"/door14/item?x=1"); status != http.StatusOK {
+			t.Fatalf("the work page answered %d, want 200", status)
+		}
+		type seen struct {
+			Main, Bits, Note, Link, Live, Progress string
+		}
+		got := headless.Eval[seen](tab, "reading the work page", `(() => {
+			const m = document.querySelector("main"), ns = document.querySelector("main noscript");
+			return {Main: m.id, Bits: m.dataset.bits, Note: ns ? ns.textContent : "", Link: ns && ns.querySelector("a") ? ns.querySelector("a").getAttribute("href") : "",
+				Live: document.getElementById("wr-work-live").getAttribute("aria-live"), Progress: document.getElementById("wr-work-progress").getAttribute("aria-label")};
+		})()`)
+		if got.Main != "wr-work" || got.Bits != "14" || !strings.Contains(got.Note, "needs JavaScript") || !strings.HasPrefix(got.Link, "/door14/item?x=1&_wr_arrival=") ||
+			got.Live != "polite" || got.Progress == "" {
+			t.Errorf("the work page without JavaScript: %+v", got)
+		}
+		noScript(tab, false)
+		accessible(tab, axe, "the work page")
+		narrow.set(tab)
+		accessible(tab, axe, "the work page, 320 px")
+		noHorizontalScroll(tab, "the work page at 320 px")
+		checkProblems(t, tab)
+	})
+
+	t.Run("each rung", func(t *testing.T) {
+		var lines []string
+		for _, bits := range []int{14, 14, 16, 16, 18, 18, 20, 20} {
+			path := fmt.Sprintf("/door%d/item", bits)
+			if bits == 20 {
+				app.waits(t, "/door20/")
+			}
+			tab := br.Tab(t, map[string]string{"Accept-Language": "en-GB,en;q=0.9"})
+			if _, err := chromedp.Call(tab.Ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: noteWork}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := chromedp.Call(tab.Ctx, emulation.SetCPUThrottlingRate, emulation.SetCPUThrottlingRateParams{Rate: throttle}); err != nil {
+				t.Fatal(err)
+			}
+			open(tab, st.HostURL+path)
+			// The queue page's script has run once the address has lost
+			// the arrival mark.
+			headless.Until(tab, "the queue page after the work", `!!document.querySelector("main#wr-queue") && !location.search`, within)
+			type solved struct {
+				Bits, Address string
+				Ms, Hashes    float64
+			}
+			got := headless.Eval[solved](tab, "the solve", `({Bits: sessionStorage.getItem("wr-bits") || "", Address: location.pathname + location.search,
+				Ms: Number(sessionStorage.getItem("wr-ms")), Hashes: Number(sessionStorage.getItem("wr-hashes"))})`)
+			if got.Bits != fmt.Sprint(bits) || got.Address != path || !(got.Hashes > 0) {
+				t.Errorf("%s: asked %q bits, %v hashes, now at %q; want %d bits, some hashes, at %s", path, got.Bits, got.Hashes, got.Address, bits, path)
+			}
+			lines = append(lines, fmt.Sprintf("%d bits: %v, %.0f hashes (%.0f expected), %.0f hashes a second", bits,
+				time.Duration(got.Ms*float64(time.Millisecond)).Round(time.Millisecond), got.Hashes, math.Ldexp(1, bits), got.Hashes/got.Ms*1000))
+			checkProblems(t, tab)
+		}
+		t.Logf("the work page's searches, CPU throttled %d×:\n\t%s", throttle, strings.Join(lines, "\n\t"))
+	})
+}
