@@ -20,7 +20,6 @@ type workJSON struct {
 	Room              string        `json:"room"`
 	Status            string        `json:"status"`
 	Challenge         challengeJSON `json:"challenge"`
-	RefreshSeconds    int           `json:"refresh_seconds"`
 	RetryAfterSeconds int           `json:"retry_after_seconds"`
 }
 

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -25,14 +26,15 @@ type env interface {
 
 // rooms are the suite's rooms, with the event's times around now: a shop
 // that lets one visitor in and answers scripts on https://spa.test, a
-// closed room, one that lets a network join once a minute, and a sale
-// whose pre-queue is open.
+// closed room, one that lets a network join once a minute, one that asks
+// newcomers for a proof of work, and a sale whose pre-queue is open.
 func rooms(now time.Time) [][2]string {
 	stamp := func(d time.Duration) string { return now.Add(d).UTC().Truncate(time.Second).Format(time.RFC3339) }
 	return [][2]string{
 		{"shop", `{"paths":["/"],"max_active_users":1,"cors_origins":["https://spa.test"]}`},
 		{"closed", `{"paths":["/closed/"],"mode":"reject"}`},
 		{"limited", `{"paths":["/limited/"],"max_active_users":5,"joins_per_ip_per_minute":1}`},
+		{"door", `{"paths":["/door/"],"max_active_users":5,"proof_of_work":12,"snapshot_ttl":0}`},
 		{"drop", fmt.Sprintf(`{"paths":["/drop/"],"mode":"reject","events":[{"name":"drop","prequeue_from":%q,"starts":%q,"ends":%q,
 			"overrides":{"max_active_users":1}}]}`, stamp(-time.Hour), stamp(time.Hour), stamp(48*time.Hour))},
 	}
@@ -191,6 +193,21 @@ func exercise(t *testing.T, e env, optionsBypassed bool) {
 	s.check(t, second.get(t, "/limited/"))
 	if a = s.check(t, second.get(t, "/limited/")); a.state != "limited" {
 		t.Errorf("a second join from the network: %s", a)
+	}
+
+	// Work: an app is asked for the proof of work, asked again without
+	// it, and joins with it.
+	worker := newClient(e, "127.0.3.5", true)
+	a = s.check(t, worker.get(t, "/door/"))
+	var w devstack.Place
+	if err := json.Unmarshal(a.body, &w); err != nil || a.state != "work" || w.Challenge == nil || a.header.Get("Retry-After") != "0" {
+		t.Fatalf("a newcomer at the door: %s", a)
+	}
+	if a = s.check(t, worker.get(t, "/door/")); a.state != "work" {
+		t.Errorf("no solution: %s", a)
+	}
+	if a = s.check(t, worker.get(t, "/door/", append(poll, w.Challenge.Header, w.Challenge.Solve())...)); a.state != "admitted" {
+		t.Errorf("the solution: %s", a)
 	}
 
 	// Busy: the store fails; the browser keeps its pass.
