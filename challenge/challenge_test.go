@@ -93,3 +93,22 @@ func TestKnownAnswer(t *testing.T) {
 }
 
 const knownSeed, knownNonce = "1c65398831eec03b4d6302c0329babe8", "45o"
+
+// FuzzCheck: Check refuses every nonce but those that are base-36 digits,
+// at most MaxNonce of them, whose hash with the seed has the bits, and
+// never panics, whatever the challenge.
+func FuzzCheck(f *testing.F) {
+	f.Add(knownSeed, 12, knownNonce)
+	f.Add(knownSeed, 12, "45p")
+	f.Add("", 0, "")
+	f.Add("not hex", 40, "zzzzzzzzzzzzzzzzz")
+	f.Fuzz(func(t *testing.T, seed string, bits int, nonce string) {
+		c := Challenge{Seed: seed, Bits: bits}
+		err := c.Check(nonce)
+		digits := nonce != "" && len(nonce) <= MaxNonce && strings.Trim(nonce, "0123456789abcdefghijklmnopqrstuvwxyz") == ""
+		solved := bits <= 0 || digits && leadingZeros(sha256.Sum256([]byte(seed+":"+nonce))) >= bits
+		if (err == nil) != solved {
+			t.Errorf("Check(%q) of %+v = %v, want solved %v", nonce, c, err, solved)
+		}
+	})
+}
