@@ -28,6 +28,25 @@ func ClientKey(ip net.IP) string {
 	return strings.TrimSuffix(prefix.String(), "::") + "::/64"
 }
 
+// NetworkKey names the network of addr for the limits per network: its
+// IPv4 /24 or IPv6 /48 ("203.0.113.0/24", "2001:db8:1::/48"; an
+// IPv4-mapped address is its IPv4 one's), or "" for the zero Addr.
+func NetworkKey(addr netip.Addr) string {
+	if !addr.IsValid() {
+		return ""
+	}
+	addr = addr.Unmap()
+	bits := 48
+	if addr.Is4() {
+		bits = 24
+	}
+	p, err := addr.Prefix(bits)
+	if err != nil {
+		return ""
+	}
+	return p.String()
+}
+
 // clientIP is the address r comes from. The SDK gives the address alone;
 // one with a port (a native test's) is read too.
 func clientIP(r *fsthttp.Request) net.IP {

@@ -18,6 +18,9 @@ type Geo interface {
 	// Country is the ISO 3166-1 alpha-2 code of ip's country as the
 	// platform reports it, or "" when it has no record of ip.
 	Country(ip netip.Addr) (string, error)
+	// AS is the number of the autonomous system ip belongs to, or 0 when
+	// the platform has no record of ip.
+	AS(ip netip.Addr) (int, error)
 }
 
 // ACLs looks client addresses up in the service's Fastly ACLs.

@@ -15,6 +15,7 @@ import (
 type platform struct {
 	country    string
 	countryErr error
+	as         int
 	action     string
 	aclErr     error
 	verified   bool
@@ -34,6 +35,11 @@ func (p *platform) count(what string) {
 func (p *platform) Country(netip.Addr) (string, error) {
 	p.count("geo")
 	return p.country, p.countryErr
+}
+
+func (p *platform) AS(netip.Addr) (int, error) {
+	p.count("as")
+	return p.as, nil
 }
 
 func (p *platform) Lookup(name string, _ netip.Addr) (string, error) {

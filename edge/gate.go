@@ -55,7 +55,7 @@ func (q *request) gate() (*queue.Gate, error) {
 		g.Snapshots = snapshots{q.Cache, time.Now}
 	}
 	if q.Limits != nil {
-		g.Joins = joinCounter{q.Limits}
+		g.Joins = joinCounter{q.Limits, q.Geo}
 	}
 	return g, nil
 }

@@ -1,6 +1,8 @@
 package edge
 
 import (
+	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
@@ -25,24 +27,72 @@ type Limits interface {
 	Penalized(box, client string) (bool, error)
 }
 
-// joinCounter counts joins per client and room with the edge's Limits.
-type joinCounter struct{ limits Limits }
+// joinCounter counts joins by client, network and autonomous system, and
+// room, with the edge's Limits; geo finds an address's autonomous system
+// (nil: unknown, not limited by it).
+type joinCounter struct {
+	limits Limits
+	geo    Geo
+}
 
 // maxCounterName is the longest rate counter name Fastly accepts.
 const maxCounterName = 64
 
-func (j joinCounter) Join(room *queue.Room, client string) (bool, error) {
-	n, err := j.limits.Count(joinsCounter(room), client)
-	return n <= room.JoinsPerIPPerMinute, err
+// Join counts a join by each scope room limits, the address first, and
+// stops at the first scope beyond its limit: a refused join is counted
+// where it was refused, not in the wider scopes it never reached.
+func (j joinCounter) Join(room *queue.Room, v queue.Visitor) (string, error) {
+	scopes := [...]struct {
+		name, counter string
+		key           func() (string, error)
+		limit         int
+	}{
+		{"address", "wr_joins_", func() (string, error) { return v.Client, nil }, room.JoinsPerIPPerMinute},
+		{"network", "wr_jnet_", func() (string, error) { return NetworkKey(v.Addr), nil }, room.JoinsPerNetworkPerMinute},
+		{"autonomous system", "wr_jas_", func() (string, error) { return j.asKey(v.Addr) }, room.JoinsPerASPerMinute},
+	}
+	for _, s := range scopes {
+		if s.limit <= 0 {
+			continue
+		}
+		key, err := s.key()
+		if err != nil {
+			return "", err
+		}
+		if key == "" {
+			continue // unknown: not limited by this scope
+		}
+		n, err := j.limits.Count(counterName(s.counter, room), key)
+		if err != nil {
+			return "", err
+		}
+		if n > s.limit {
+			return s.name, nil
+		}
+	}
+	return "", nil
 }
 
 func (j joinCounter) Joins(room *queue.Room, client string) (int, error) {
-	return j.limits.Counted(joinsCounter(room), client)
+	return j.limits.Counted(counterName("wr_joins_", room), client)
 }
 
-// joinsCounter is the name of room's counter of joins.
-func joinsCounter(room *queue.Room) string {
-	name := "wr_joins_" + room.Name
+// asKey names addr's autonomous system for the counters ("AS54113"), or
+// "" when the platform knows none.
+func (j joinCounter) asKey(addr netip.Addr) (string, error) {
+	if j.geo == nil || !addr.IsValid() {
+		return "", nil
+	}
+	as, err := j.geo.AS(addr)
+	if err != nil || as <= 0 {
+		return "", err
+	}
+	return "AS" + strconv.Itoa(as), nil
+}
+
+// counterName is the name of room's counter called prefix (one per scope).
+func counterName(prefix string, room *queue.Room) string {
+	name := prefix + room.Name
 	if len(name) > maxCounterName {
 		// Room names are up to 64 characters; two rooms sharing their
 		// first 55 would share a counter, which only counts more.

@@ -66,7 +66,7 @@ func (q *request) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		}
 		q.arrival(w, r, room, d, gate.Keys)
 	case queue.Limited:
-		q.Logf("room %s: join refused: client %q joined more than %d times in a minute", room.Name, clientKey(r), room.JoinsPerIPPerMinute)
+		q.Logf("room %s: join refused: %s (client %q, network %s)", room.Name, d.Why, clientKey(r), NetworkKey(clientAddr(clientIP(r))))
 		q.limited(w, r, room)
 	case queue.Closed:
 		q.closed(w, r, room)
@@ -88,6 +88,7 @@ func (q *request) visitor(r *fsthttp.Request, room *queue.Room) queue.Visitor {
 		Passes: q.passValues(r, room),
 		Bind:   queue.Binding(room.BindSession, r.Header.Get("User-Agent"), clientIP(r)),
 		Client: clientKey(r),
+		Addr:   clientAddr(clientIP(r)),
 		Work:   q.work(r, room),
 		Now:    q.now,
 	}

@@ -167,6 +167,14 @@ func (geolocation) Country(ip netip.Addr) (string, error) {
 	return g.CountryCode, nil
 }
 
+func (geolocation) AS(ip netip.Addr) (int, error) {
+	g, err := geo.Lookup(net.IP(ip.AsSlice()))
+	if err != nil {
+		return 0, err
+	}
+	return g.AsNumber, nil
+}
+
 // acls looks addresses up in the service's Fastly ACLs.
 type acls struct{}
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"time"
 
 	"github.com/edgequeue/waitingroom/challenge"
@@ -68,6 +69,9 @@ type Visitor struct {
 	// Client names the client for the join limit (edge.ClientKey); ""
 	// when unknown, which is not limited.
 	Client string
+	// Addr is the client's address, by which the limits per network and
+	// per autonomous system count it; the zero Addr when unknown.
+	Addr netip.Addr
 	// Work is the nonce the request offers as the solution of its arrival
 	// pass's challenge; "" for none.
 	Work string
@@ -139,13 +143,21 @@ type Place struct {
 	Shard int
 }
 
-// JoinCounter counts joins per client (at the edge, Fastly's Edge Rate
-// Limiting): Join counts one for client in room and reports whether it is
-// still within the room's JoinsPerIPPerMinute; Joins reports how many it
-// counted in the last minute, counting none.
+// JoinCounter counts joins (at the edge, Fastly's Edge Rate Limiting).
+// Join counts one for v in room by each scope room limits (its address,
+// JoinsPerIPPerMinute; its network, JoinsPerNetworkPerMinute; its
+// autonomous system, JoinsPerASPerMinute) and returns the first scope
+// beyond its limit ("address", "network", "autonomous system"), or ""
+// when v is within them all. Joins reports how many joins it counted for
+// client's address in the last minute, counting none.
 type JoinCounter interface {
-	Join(room *Room, client string) (bool, error)
+	Join(room *Room, v Visitor) (over string, err error)
 	Joins(room *Room, client string) (int, error)
+}
+
+// limitsJoins reports whether room limits joins by any scope.
+func (r *Room) limitsJoins() bool {
+	return r.JoinsPerIPPerMinute > 0 || r.JoinsPerNetworkPerMinute > 0 || r.JoinsPerASPerMinute > 0
 }
 
 // Gate decides, for each request to a room, whether it may pass.
@@ -196,15 +208,15 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 				return Decision{Action: Work, Why: "work to do", Challenge: c, Err: err}
 			}
 		}
-		if g.Joins != nil && v.Client != "" && room.JoinsPerIPPerMinute > 0 {
-			within, err := g.Joins.Join(room, v.Client)
+		if g.Joins != nil && room.limitsJoins() {
+			over, err := g.Joins.Join(room, v)
 			switch {
 			case err != nil && g.Logf != nil:
 				// Counting is a defence, not a gate: a fault in it lets
 				// the visitor join.
 				g.Logf("room %s: join limit not checked: %v", room.Name, err)
-			case err == nil && !within:
-				return Decision{Action: Limited, Why: "joins per client"}
+			case err == nil && over != "":
+				return Decision{Action: Limited, Why: "joins per " + over}
 			}
 		}
 		pl, err := g.Store.Join(ctx, room.Name, policy, pass.ArrivalID, v.Now)

@@ -74,6 +74,14 @@ type Room struct {
 	// an IPv6 /64) may join the line in a minute, counted with Fastly's
 	// Edge Rate Limiting; 0 turns the cap off.
 	JoinsPerIPPerMinute int `json:"joins_per_ip_per_minute"`
+	// JoinsPerNetworkPerMinute caps the joins of one network (an IPv4
+	// /24 or IPv6 /48) in a minute, all its clients together; 0 turns it
+	// off.
+	JoinsPerNetworkPerMinute int `json:"joins_per_network_per_minute"`
+	// JoinsPerASPerMinute caps the joins of one autonomous system
+	// (Fastly's geolocation of the client's address) in a minute; 0 turns
+	// it off.
+	JoinsPerASPerMinute int `json:"joins_per_as_per_minute"`
 	// ProofOfWork (bits) is the top of the room's challenge ladder (see
 	// package challenge): the most work a newcomer does before joining;
 	// 0 asks none.
@@ -167,7 +175,7 @@ func (n number) set(v float64) {
 }
 
 // numbers are the room's numeric settings.
-func (r *Room) numbers() [15]number {
+func (r *Room) numbers() [17]number {
 	return [...]number{
 		{name: "random_window", i: &r.RandomWindow},
 		{name: "new_users_per_minute", f: &r.NewUsersPerMinute},
@@ -180,6 +188,8 @@ func (r *Room) numbers() [15]number {
 		{name: "session_duration", i: &r.SessionDuration},
 		{name: "queue_status_code", i: &r.QueueStatusCode},
 		{name: "joins_per_ip_per_minute", i: &r.JoinsPerIPPerMinute},
+		{name: "joins_per_network_per_minute", i: &r.JoinsPerNetworkPerMinute},
+		{name: "joins_per_as_per_minute", i: &r.JoinsPerASPerMinute},
 		{name: "proof_of_work", i: &r.ProofOfWork},
 		{name: "priority_share", f: &r.PriorityShare},
 		{name: "snapshot_ttl", f: &r.SnapshotTTLSeconds},

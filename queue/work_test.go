@@ -14,9 +14,12 @@ import (
 // and counts each Join it is asked.
 type countedJoins struct{ joins, counted int }
 
-func (c *countedJoins) Join(room *Room, _ string) (bool, error) {
+func (c *countedJoins) Join(room *Room, _ Visitor) (string, error) {
 	c.counted++
-	return c.joins+c.counted <= room.JoinsPerIPPerMinute, nil
+	if c.joins+c.counted > room.JoinsPerIPPerMinute {
+		return "address", nil
+	}
+	return "", nil
 }
 
 func (c *countedJoins) Joins(*Room, string) (int, error) { return c.joins, nil }

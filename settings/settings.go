@@ -219,6 +219,13 @@ var Room = [...]Setting{
 		Doc: "What the room's passes are tied to, so a copied cookie fails elsewhere."},
 	{Name: "joins_per_ip_per_minute", Kind: Int, Default: 30, Min: 0, Max: 10000, Ranged: true, Unit: "joins per minute", Off: "off",
 		Doc: "How often one client (an IPv4 address or IPv6 /64) may join the line in a minute."},
+	// A /24 or /48 is an office, a campus or a carrier's NAT as often as
+	// one attacker, and an autonomous system a whole ISP: both are off
+	// unless the operator sizes them for the crowd (docs/security.md).
+	{Name: "joins_per_network_per_minute", Kind: Int, Default: 0, Min: 0, Max: 1000000, Ranged: true, Unit: "joins per minute", Off: "off",
+		Doc: "How often clients of one network (an IPv4 /24 or IPv6 /48) may join the line in a minute, together."},
+	{Name: "joins_per_as_per_minute", Kind: Int, Default: 0, Min: 0, Max: 10000000, Ranged: true, Unit: "joins per minute", Off: "off",
+		Doc: "How often clients of one autonomous system (Fastly's geolocation of the address) may join the line in a minute, together."},
 	// 20 bits is about a million hashes: a few seconds of a phone's
 	// browser at the top rung, and a blink at the rungs below (package
 	// challenge). 24 would take a phone most of a minute.

@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/tools/fastlyhost"
 )
 
 // oneSeat is a room whose one place a first visitor can take.
@@ -167,3 +169,50 @@ func TestOneClientCannotJoinMoreThanItsLimitPerMinute(t *testing.T) {
 
 // tooMany finds a 429 page's reason.
 var tooMany = regexp.MustCompile(`(?i)too many|limit`)
+
+// TestANetworkAndAnASAreHeldToTheirLimits: clients of one /24 share the
+// room's joins per network, and every network of one autonomous system
+// its joins per AS; a join refused by one scope is not counted by the
+// wider ones, and another AS, or an address whose AS is unknown, is not
+// held by the first's count.
+func TestANetworkAndAnASAreHeldToTheirLimits(t *testing.T) {
+	room := `{"paths":["/"],"max_active_users":1,"joins_per_network_per_minute":4,"joins_per_as_per_minute":7}`
+	e := start(t, shop(room), func(m *fastlyhost.Manifest) {
+		if m.Geo == nil {
+			m.Geo = map[string]map[string]any{}
+		}
+		// Two networks of one cloud, and one address of another AS;
+		// 127.0.9.1 has no record, so no AS.
+		for i := 1; i <= 6; i++ {
+			for _, net := range []int{5, 6} {
+				m.Geo[clientIP(0, net, i)] = map[string]any{"as_name": "Example Cloud", "as_number": 64501, "country_code": "US"}
+			}
+		}
+		m.Geo[clientIP(0, 8, 1)] = map[string]any{"as_name": "Example Transit", "as_number": 64500, "country_code": "DE"}
+	})
+	join := func(ip string) answer {
+		t.Helper()
+		return (&visitor{e: e, ip: ip}).get("/")
+	}
+	for _, tc := range []struct {
+		ip      string
+		limited bool
+	}{
+		{clientIP(0, 5, 1), false}, {clientIP(0, 5, 2), false}, {clientIP(0, 5, 3), false}, {clientIP(0, 5, 4), false},
+		{clientIP(0, 5, 5), true}, {clientIP(0, 5, 6), true}, // the network's fifth and sixth
+		{clientIP(0, 6, 1), false}, {clientIP(0, 6, 2), false}, {clientIP(0, 6, 3), false},
+		{clientIP(0, 6, 4), true}, // the AS's eighth join counted
+		{clientIP(0, 8, 1), false}, // another AS
+		{clientIP(0, 9, 1), false}, // no AS known: not limited by one
+	} {
+		a := join(tc.ip)
+		if limited := a.status == http.StatusTooManyRequests; limited != tc.limited || !limited && !a.atOrigin() && !a.queued() {
+			t.Errorf("a join from %s: %s; want limited %v", tc.ip, a, tc.limited)
+		}
+	}
+	for _, want := range []string{"join refused: joins per network", "join refused: joins per autonomous system"} {
+		if !strings.Contains(e.logs.String(), want) {
+			t.Errorf("no log line says %q", want)
+		}
+	}
+}

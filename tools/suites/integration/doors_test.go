@@ -17,18 +17,21 @@ import (
 const doorsRoom = `{"paths":["/"],"max_active_users":1,"refresh":1,"claim_window":6,"queue_timeout":30,
 	"inactivity_timeout":10,"joins_per_ip_per_minute":2,"priority_share":0.5}`
 
-// minuteJoins is the edge's join limit as Edge Rate Limiting would count
-// it, in whole minutes: Join counts one for the client and says whether it
-// is still within the room's limit.
+// minuteJoins is the edge's join limit by address as Edge Rate Limiting
+// would count it, in whole minutes: Join counts one for the client and
+// says whether it is still within the room's limit.
 type minuteJoins struct {
 	now    *time.Time
 	counts map[string]int
 }
 
-func (j *minuteJoins) Join(room *queue.Room, client string) (bool, error) {
-	k := fmt.Sprint(client, " in minute ", j.now.Unix()/60)
+func (j *minuteJoins) Join(room *queue.Room, v queue.Visitor) (string, error) {
+	k := fmt.Sprint(v.Client, " in minute ", j.now.Unix()/60)
 	j.counts[k]++
-	return j.counts[k] <= room.JoinsPerIPPerMinute, nil
+	if j.counts[k] > room.JoinsPerIPPerMinute {
+		return "address", nil
+	}
+	return "", nil
 }
 
 func (j *minuteJoins) Joins(_ *queue.Room, client string) (int, error) {
