@@ -201,7 +201,7 @@ func TestANetworkAndAnASAreHeldToTheirLimits(t *testing.T) {
 		{clientIP(0, 5, 1), false}, {clientIP(0, 5, 2), false}, {clientIP(0, 5, 3), false}, {clientIP(0, 5, 4), false},
 		{clientIP(0, 5, 5), true}, {clientIP(0, 5, 6), true}, // the network's fifth and sixth
 		{clientIP(0, 6, 1), false}, {clientIP(0, 6, 2), false}, {clientIP(0, 6, 3), false},
-		{clientIP(0, 6, 4), true}, // the AS's eighth join counted
+		{clientIP(0, 6, 4), true},  // the AS's eighth join counted
 		{clientIP(0, 8, 1), false}, // another AS
 		{clientIP(0, 9, 1), false}, // no AS known: not limited by one
 	} {
