@@ -6,6 +6,7 @@ package edge
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/edgequeue/waitingroom/challenge"
 	"github.com/edgequeue/waitingroom/locale"
@@ -36,7 +37,8 @@ type challengeJSON struct {
 // join: a page whose script does it and goes on to next (a client that
 // asks for JSON or keeps its pass in PassHeader gets the challenge, 202).
 // The page is the room's queue page's kind of answer, with its status
-// code: it is where the line begins.
+// code: it is where the line begins. At the ladder's lowest working rung
+// a browser without JavaScript is taken on after queue.NoScriptWait.
 func (q *request) workPage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, c challenge.Challenge, next string) {
 	q.log.explain("work " + strconv.Itoa(c.Bits))
 	if q.asked.passHeader || q.asked.json {
@@ -50,5 +52,11 @@ func (q *request) workPage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *q
 	values["title"], values["text"] = locale.Text(lang, locale.WorkTitle), locale.Text(lang, locale.WorkText)
 	values["progress_label"], values["progress_note"] = locale.Text(lang, locale.WorkLabel), locale.Text(lang, locale.WorkProgress)
 	values["done_note"], values["noscript_note"] = locale.Text(lang, locale.WorkDone), locale.Text(lang, locale.WorkNoScript)
+	if queue.NoScript(room, c) {
+		// A second more than the gate asks: the pass's issue time is
+		// in whole seconds.
+		values["noscript_refresh"] = strconv.Itoa(int(queue.NoScriptWait/time.Second)+1) + "; url=" + next
+		values["noscript_note"] = locale.Text(lang, locale.WorkWait)
+	}
 	q.page(w, room.QueueStatusCode, templates.Work.Name, templates.Work, values)
 }

@@ -79,6 +79,9 @@ const (
 	WorkProgress
 	WorkDone
 	WorkNoScript
+	// WorkWait tells a visitor without JavaScript at the lowest rung that
+	// the page takes them on by itself.
+	WorkWait
 	numKeys
 )
 
@@ -189,6 +192,7 @@ var en = [numKeys]string{
 	WorkProgress:    "Getting your place: {percent}% done",
 	WorkDone:        "Done. Taking you to the line.",
 	WorkNoScript:    "This step needs JavaScript, which your browser has turned off. Turn it on for this site and try again, or come back when fewer people are arriving.",
+	WorkWait:        "Without JavaScript this step is a short wait instead: this page takes you on by itself in a few seconds.",
 }
 
 var de = [numKeys]string{
@@ -239,6 +243,7 @@ var de = [numKeys]string{
 	WorkProgress:    "Ihr Platz wird vorbereitet: {percent} % erledigt",
 	WorkDone:        "Fertig. Sie kommen jetzt in die Schlange.",
 	WorkNoScript:    "Dieser Schritt braucht JavaScript, das in Ihrem Browser ausgeschaltet ist. Schalten Sie es für diese Website ein und versuchen Sie es erneut, oder kommen Sie wieder, wenn weniger Menschen ankommen.",
+	WorkWait:        "Ohne JavaScript ist dieser Schritt stattdessen eine kurze Wartezeit: Diese Seite bringt Sie in wenigen Sekunden von selbst weiter.",
 }
 
 var fr = [numKeys]string{
@@ -289,6 +294,7 @@ var fr = [numKeys]string{
 	WorkProgress:    "Préparation de votre place : {percent} % effectués",
 	WorkDone:        "C’est fait. Vous rejoignez la file.",
 	WorkNoScript:    "Cette étape nécessite JavaScript, désactivé dans votre navigateur. Activez-le pour ce site et réessayez, ou revenez quand moins de personnes arrivent.",
+	WorkWait:        "Sans JavaScript, cette étape est une courte attente : cette page vous emmène d’elle-même dans quelques secondes.",
 }
 
 var es = [numKeys]string{
@@ -339,6 +345,7 @@ var es = [numKeys]string{
 	WorkProgress:    "Preparando su lugar: {percent} % hecho",
 	WorkDone:        "Listo. Le llevamos a la fila.",
 	WorkNoScript:    "Este paso necesita JavaScript, que su navegador tiene desactivado. Actívelo para este sitio y vuelva a intentarlo, o vuelva cuando lleguen menos personas.",
+	WorkWait:        "Sin JavaScript, este paso es una breve espera: esta página le llevará por sí sola en unos segundos.",
 }
 
 var ja = [numKeys]string{
@@ -389,6 +396,7 @@ var ja = [numKeys]string{
 	WorkProgress:    "順番を準備しています：{percent}% 完了",
 	WorkDone:        "完了しました。列にご案内します。",
 	WorkNoScript:    "この手順には JavaScript が必要ですが、お使いのブラウザでは無効になっています。このサイトで有効にしてもう一度お試しいただくか、アクセスが落ち着いてからお越しください。",
+	WorkWait:        "JavaScript が無効な場合は、この手順の代わりに少しお待ちいただきます。数秒後にこのページが自動的に進みます。",
 }
 
 var pt = [numKeys]string{
@@ -439,4 +447,5 @@ var pt = [numKeys]string{
 	WorkProgress:    "Preparando o seu lugar: {percent}% feito",
 	WorkDone:        "Pronto. Levando você para a fila.",
 	WorkNoScript:    "Esta etapa precisa de JavaScript, que está desativado no seu navegador. Ative-o para este site e tente de novo, ou volte quando menos pessoas estiverem chegando.",
+	WorkWait:        "Sem JavaScript, esta etapa é uma breve espera: esta página leva você adiante sozinha em alguns segundos.",
 }

@@ -204,7 +204,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 		if c := workOf(room, pass); c.Bits > 0 {
 			// Checked before the join limit counts a join: an
 			// unsolved challenge has joined nothing.
-			if err := c.Check(v.Work); err != nil {
+			if err := c.Check(v.Work); err != nil && !waitedWithoutScript(room, pass, c, v, err) {
 				return Decision{Action: Work, Why: "work to do", Challenge: c, Err: err}
 			}
 		}
@@ -375,6 +375,26 @@ func (g *Gate) arrive(room *Room, v Visitor, refused error) Decision {
 		d.Action, d.Why, d.Challenge = Work, "arrived, work to do", workOf(room, p)
 	}
 	return g.withPass(d, p, ArrivalTTL)
+}
+
+// NoScriptWait is how long a browser without JavaScript waits on the work
+// page before it joins at the ladder's lowest working rung (the page's
+// <noscript> refresh): a wait in place of the work it cannot do.
+const NoScriptWait = 5 * time.Second
+
+// NoScript reports whether a holder of the challenge c may join in room
+// without its solution, once they have waited NoScriptWait: only at the
+// ladder's lowest working rung. Above it the door asks for the work.
+func NoScript(room *Room, c challenge.Challenge) bool {
+	return c.Bits <= challenge.Ladder{Top: room.ProofOfWork}.Base()
+}
+
+// waitedWithoutScript reports whether a join that offers no solution
+// (err, Missing) comes from a browser without JavaScript that waited out
+// NoScriptWait since its arrival pass, at the lowest working rung: it
+// joins as if it had done the work. A wrong solution is never one.
+func waitedWithoutScript(room *Room, pass Pass, c challenge.Challenge, v Visitor, err error) bool {
+	return errors.Is(err, challenge.Missing) && NoScript(room, c) && !v.Now.Before(pass.IssuedAt.Add(NoScriptWait))
 }
 
 // workOf is the challenge an arrival pass asks of its holder in room: the

@@ -122,3 +122,47 @@ func TestTheLadderLoweredFreesPasses(t *testing.T) {
 		}
 	}
 }
+
+// TestABrowserWithoutScriptWaitsInstead: at the ladder's lowest working
+// rung a join that offers no solution is let in once NoScriptWait has
+// passed since the arrival pass, not before; a wrong solution never is,
+// and above the lowest rung the work is asked whatever the wait.
+func TestABrowserWithoutScriptWaitsInstead(t *testing.T) {
+	ks, _ := ParseKeySet("new:" + key2)
+	room := snapRoom(t, `,"proof_of_work":20,"snapshot_ttl":0`)
+	pass := func(bits int) string {
+		p, err := ks.Sign(Pass{Kind: Arrival, Room: "shop", ArrivalID: "a1", Work: bits, IssuedAt: now, Expires: now.Add(ArrivalTTL)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name   string
+		bits   int
+		after  time.Duration
+		work   string
+		action Action
+	}{
+		{"the lowest rung, at once", 14, 0, "", Work},
+		{"the lowest rung, just before the wait", 14, NoScriptWait - time.Second, "", Work},
+		{"the lowest rung, after the wait", 14, NoScriptWait, "", Wait},
+		{"the lowest rung, a wrong solution after the wait", 14, NoScriptWait, "0", Work},
+		{"a higher rung, long after", 16, time.Minute, "", Work},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.work != "" && challenge.For("shop", "a1", "", tc.bits).Check(tc.work) == nil {
+				t.Skip("the wrong solution happens to solve")
+			}
+			st := &lineStore{places: []store.Place{{Ticket: 4, Outcome: store.Waiting, Line: store.Line{Epoch: 7, Issued: 4}}}}
+			g := &Gate{Store: st, Keys: ks}
+			d := g.Decide(context.Background(), room, Visitor{Passes: []string{pass(tc.bits)}, Work: tc.work, Now: now.Add(tc.after)})
+			if d.Action != tc.action {
+				t.Errorf("%v (%s, %v), want %v", d.Action, d.Why, d.Err, tc.action)
+			}
+		})
+	}
+	if !NoScript(room, challenge.Challenge{Bits: 14}) || NoScript(room, challenge.Challenge{Bits: 15}) {
+		t.Error("NoScript: want the lowest working rung, 14 bits, only")
+	}
+}

@@ -103,9 +103,11 @@ var (
 	// Work asks a newcomer's browser for the room's proof of work before
 	// it joins (package challenge): its script ({{> work.js}}) finds the
 	// nonce for seed and bits, keeps it in the cookie named cookie, and
-	// goes on to next_url.
+	// goes on to next_url. Without JavaScript, at the ladder's lowest
+	// rung, noscript_refresh ("5; url=…") takes the browser on after the
+	// wait that stands for the work; above it, it is empty.
 	Work = Page{Name: "work.html", Fields: []string{
-		"room", "lang", "title", "text", "seed", "bits", "next_url", "cookie",
+		"room", "lang", "title", "text", "seed", "bits", "next_url", "cookie", "noscript_refresh",
 		"progress_label", "progress_note", "done_note", "noscript_note", "retry_label",
 		"logo_url", "theme", "support_link", "support_label",
 	}}

@@ -40,6 +40,10 @@ const (
 	door14Room = `{"paths":["/door14/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,"proof_of_work":20,"snapshot_ttl":0}`
 	door16Room = `{"paths":["/door16/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,"proof_of_work":22,"snapshot_ttl":0}`
 	door18Room = `{"paths":["/door18/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,"proof_of_work":24,"snapshot_ttl":0}`
+	// calmRoom is door14's like, for a browser without JavaScript, which
+	// joins there after its wait (a join of its own: the doors' rungs
+	// count the client's joins).
+	calmRoom   = `{"paths":["/calm/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,"proof_of_work":20,"snapshot_ttl":0}`
 	door20Room = `{"paths":["/door20/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,"proof_of_work":20,"snapshot_ttl":10}`
 	// shutRoom is closed live by the operator while a visitor waits.
 	shutRoom = `{"paths":["/shut/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,` +
@@ -65,7 +69,8 @@ func start(t *testing.T) *stack {
 	opts.Adjust = func(m *fastlyhost.Manifest) {
 		devstack.SetRooms(m, storeTimeout, [2]string{"shop", shopRoom}, [2]string{"reading", readingRoom},
 			[2]string{"exit", exitRoom}, [2]string{"outlet", outletRoom}, [2]string{"shut", shutRoom}, [2]string{"door14", door14Room},
-			[2]string{"door16", door16Room}, [2]string{"door18", door18Room}, [2]string{"door20", door20Room})
+			[2]string{"door16", door16Room}, [2]string{"door18", door18Room}, [2]string{"door20", door20Room},
+			[2]string{"calm", calmRoom})
 	}
 	st, err := devstack.Start(context.Background(), opts)
 	if err != nil {

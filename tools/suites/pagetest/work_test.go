@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/edgequeue/waitingroom/tools/headless"
@@ -31,9 +32,11 @@ const noteWork = `document.addEventListener("DOMContentLoaded", () => {
 // mid-range phone's, as the issue measures it.
 const throttle = 4
 
-// TestWorkPage: a newcomer meets the work page. Without JavaScript it
-// says why it needs it and links on; it is accessible (axe-core, desktop
-// and 320 px) and within its Content-Security-Policy. With JavaScript and
+// TestWorkPage: a newcomer meets the work page. It is accessible
+// (axe-core, desktop and 320 px) while it works, and within its
+// Content-Security-Policy. Without JavaScript it says why it needs it and
+// links on, or, at the ladder's lowest rung, takes the browser on into the
+// line after its wait. With JavaScript and
 // the CPU throttled 4×, the page solves the challenge in a worker and
 // takes the visitor to the line, at each rung of the ladder: 14, 16 and
 // 18 bits (the base rungs of three doors) and 20 (the top, at a door
@@ -44,7 +47,7 @@ func TestWorkPage(t *testing.T) {
 	headless.Chromium(t, suite)
 	axe := axeSource(t)
 	st := start(t)
-	for _, door := range []string{"door14", "door16", "door18", "door20"} {
+	for _, door := range []string{"door14", "door16", "door18", "door20", "calm"} {
 		st.operate(t, http.MethodPost, door+"/pause", "") // everyone waits: each solve ends on the queue page
 	}
 	// The top door's snapshot: an app's join (at the base rung: no
@@ -53,25 +56,41 @@ func TestWorkPage(t *testing.T) {
 	app.waits(t, "/door20/")
 	br := headless.Start(t, suite, 1280, 800)
 
-	t.Run("without JavaScript", func(t *testing.T) {
-		tab := br.Tab(t, map[string]string{"Accept-Language": "en-GB,en;q=0.9"})
-		noScript(tab, true)
-		if status := open(tab, st.HostURL+"/door14/item?x=1"); status != http.StatusOK {
-			t.Fatalf("the work page answered %d, want 200", status)
-		}
-		type seen struct {
-			Main, Bits, Note, Link, Live, Progress string
-		}
-		got := headless.Eval[seen](tab, "reading the work page", `(() => {
-			const m = document.querySelector("main"), ns = document.querySelector("main noscript");
+	// workPage is what the work page shows without JavaScript.
+	type workPage struct {
+		Main, Bits, Note, Link, Refresh, Live, Progress string
+	}
+	readWork := func(tab *headless.Tab) workPage {
+		return headless.Eval[workPage](tab, "reading the work page", `(() => {
+			const m = document.querySelector("main"), ns = document.querySelector("main noscript"), meta = document.querySelector("head noscript");
 			return {Main: m.id, Bits: m.dataset.bits, Note: ns ? ns.textContent : "", Link: ns && ns.querySelector("a") ? ns.querySelector("a").getAttribute("href") : "",
+				Refresh: meta ? meta.innerHTML : "",
 				Live: document.getElementById("wr-work-live").getAttribute("aria-live"), Progress: document.getElementById("wr-work-progress").getAttribute("aria-label")};
 		})()`)
-		if got.Main != "wr-work" || got.Bits != "14" || !strings.Contains(got.Note, "needs JavaScript") || !strings.HasPrefix(got.Link, "/door14/item?x=1&_wr_arrival=") ||
-			got.Live != "polite" || got.Progress == "" {
-			t.Errorf("the work page without JavaScript: %+v", got)
+	}
+	t.Run("accessible while it works", func(t *testing.T) {
+		// The top rung's page, held on screen: its going on to the line
+		// is answered 204 in the browser (a navigation answered so goes
+		// nowhere), so the page stays, working or done, while axe-core
+		// reads it.
+		app.waits(t, "/door20/")
+		tab := br.Tab(t, map[string]string{"Accept-Language": "en-GB,en;q=0.9"})
+		if err := chromedp.Listen(tab.Ctx, func(ev any) {
+			if e, ok := ev.(*fetch.EventRequestPaused); ok {
+				go chromedp.Call(tab.Ctx, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: e.RequestID, ResponseCode: http.StatusNoContent})
+			}
+		}); err != nil {
+			t.Fatal(err)
 		}
-		noScript(tab, false)
+		if _, err := chromedp.Call(tab.Ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*_wr_arrival=*"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if status := open(tab, st.HostURL+"/door20/item?x=1"); status != http.StatusOK {
+			t.Fatalf("the work page answered %d, want 200", status)
+		}
+		if got := readWork(tab); got.Main != "wr-work" || got.Bits != "20" || got.Live != "polite" || got.Progress == "" {
+			t.Errorf("the work page: %+v", got)
+		}
 		accessible(tab, axe, "the work page")
 		narrow.set(tab)
 		accessible(tab, axe, "the work page, 320 px")
@@ -79,9 +98,39 @@ func TestWorkPage(t *testing.T) {
 		checkProblems(t, tab)
 	})
 
+	t.Run("without JavaScript, above the lowest rung", func(t *testing.T) {
+		app.waits(t, "/door20/")
+		tab := br.Tab(t, map[string]string{"Accept-Language": "en-GB,en;q=0.9"})
+		noScript(tab, true)
+		if status := open(tab, st.HostURL+"/door20/item?x=1"); status != http.StatusOK {
+			t.Fatalf("the work page answered %d, want 200", status)
+		}
+		got := readWork(tab)
+		if got.Main != "wr-work" || got.Bits != "20" || !strings.Contains(got.Note, "needs JavaScript") || !strings.HasPrefix(got.Link, "/door20/item?x=1&_wr_arrival=") ||
+			strings.Contains(got.Refresh, "url=") {
+			t.Errorf("the work page without JavaScript: %+v", got)
+		}
+		checkProblems(t, tab)
+	})
+
+	t.Run("without JavaScript, at the lowest rung", func(t *testing.T) {
+		tab := br.Tab(t, map[string]string{"Accept-Language": "en-GB,en;q=0.9"})
+		noScript(tab, true)
+		if status := open(tab, st.HostURL+"/calm/item?x=1"); status != http.StatusOK {
+			t.Fatalf("the work page answered %d, want 200", status)
+		}
+		got := readWork(tab)
+		if got.Bits != "14" || !strings.Contains(got.Note, "a short wait instead") || !strings.Contains(got.Refresh, "url=/calm/item?x=1&amp;_wr_arrival=") {
+			t.Errorf("the work page without JavaScript at the lowest rung: %+v", got)
+		}
+		// Its refresh takes the browser on after the wait, into the line.
+		headless.Until(tab, "the queue page after the wait", `!!document.querySelector("main#wr-queue")`, within)
+		checkProblems(t, tab)
+	})
+
 	t.Run("each rung", func(t *testing.T) {
 		var lines []string
-		for _, bits := range []int{14, 14, 16, 16, 18, 18, 20, 20} {
+		for _, bits := range []int{14, 16, 18, 20} {
 			path := fmt.Sprintf("/door%d/item", bits)
 			if bits == 20 {
 				app.waits(t, "/door20/")
