@@ -17,7 +17,8 @@
 #                bench-fairness (the line's and the draw's), bench-heartbeat (utilisation) and bench-pops
 #                (waiting's cost with a snapshot per POP, 100,000 visitors) and bench-script (the Redis CPU of a
 #                call of the store's script, against SCRIPT_BASELINE's). Apart: bench-pops-large (the same at
-#                1,000,000), bench-shards (one room as 1 to 8 shards), bench-host (fresh against reused
+#                1,000,000), bench-shards (one room as 1 to 8 shards), bench-work (the proof of work's search
+#                in Chromium against a bot's), bench-host (fresh against reused
 #                sandboxes, and each request against its floor), figures (module sizes, CLI version);
 #                make bench-large: make bench's own sections at 1,000,000 visitors, in BENCHMARKS-large.md.
 
@@ -39,7 +40,7 @@ ifneq ($(PREREQS_TINYGO),)
 export PATH := $(PREREQS_TINYGO):$(PATH)
 endif
 
-.PHONY: docs build test test-all test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz model serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-pops bench-pops-large bench-script bench-shards bench-host figures prereqs panel-screenshot page-screenshots clean
+.PHONY: docs build test test-all test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz model serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-pops bench-pops-large bench-script bench-shards bench-work bench-host figures prereqs panel-screenshot page-screenshots clean
 
 build: bin/main.wasm
 
@@ -254,6 +255,18 @@ bench-shards:
 	@mkdir -p bin/bench
 	cd tools && go run ./cmd/bench -shards-only -visitors $(SHARD_VISITORS) -shard-pops $(SHARD_POPS) -shards-keep ../$(SHARD_KEEP) \
 		-out ../$(BENCH_OUT) -command "make bench-shards$(if $(filter-out 100000,$(SHARD_VISITORS)), SHARD_VISITORS=$(SHARD_VISITORS))$(if $(filter-out 0$(comma)1,$(SHARD_POPS)), SHARD_POPS=$(SHARD_POPS))"
+
+# The proof of work's section of BENCHMARKS.md (issue 26): the work page's search in
+# headless Chromium at each rung from 14 to 20 bits, WORK_SEARCHES times each, in its
+# worker on this machine's CPU and on the page's thread throttled 4× (a mid-range
+# phone), against a bot's native hash rate on one core. A few minutes.
+WORK_SEARCHES ?= 15
+bench-work: tools/suites/pagetest/node_modules
+	@mkdir -p bin/bench && date +%s > bin/bench/work-started
+	cd tools && REQUIRE_CHROMIUM=1 WORK_TIMES=$(CURDIR)/bin/bench/work-times.json WORK_SEARCHES=$(WORK_SEARCHES) \
+		go test -count=1 -run '^TestWorkSearchTimes$$' -timeout 60m ./suites/pagetest
+	cd tools && go run ./cmd/bench -work-only -started $$(cat ../bin/bench/work-started) -work-times ../bin/bench/work-times.json \
+		-out ../$(BENCH_OUT) -command "make bench-work$(if $(filter-out 15,$(WORK_SEARCHES)), WORK_SEARCHES=$(WORK_SEARCHES))"
 
 # The floors of bench-host (floor/): bare guests built as the service is, by
 # tools/build-wasm with each compiler, target and flags.

@@ -52,18 +52,22 @@ function solver(scope) {
 	}
 	var s = new Int32Array(8);
 	// search tries the nonces from, from+1, … for count of them, and
-	// returns the first that solves, or -1.
+	// returns the first that solves, or -1. The nonce's digits are
+	// counted in place (a string a try would cost more than its hash).
 	function search(seed, bits, from, count) {
 		if (seed !== seeded) prepare(seed);
-		var shift = 32 - bits;
+		var shift = 32 - bits, text = from.toString(36), d = [], len = 0, i;
+		for (i = 0; i < text.length; i++) d.push(text.charCodeAt(i));
 		for (var n = from; n < from + count; n++) {
-			var text = n.toString(36), len = 33 + text.length, i;
-			for (i = 32; i < 64; i++) b[i] = 0;
-			b[32] = 58;
-			for (i = 0; i < text.length; i++) b[33 + i] = text.charCodeAt(i);
-			b[len] = 0x80;
+			if (33 + d.length !== len) {
+				len = 33 + d.length;
+				for (i = 32; i < 64; i++) b[i] = 0;
+				b[32] = 58;
+				b[len] = 0x80;
+				w[15] = len * 8;
+			}
+			for (i = 0; i < d.length; i++) b[33 + i] = d[i];
 			for (i = 8; i < 15; i++) w[i] = (b[4 * i] << 24) | (b[4 * i + 1] << 16) | (b[4 * i + 2] << 8) | b[4 * i + 3];
-			w[15] = len * 8;
 			for (i = 16; i < 64; i++) {
 				var x = w[i - 15], y = w[i - 2];
 				w[i] = (w[i - 16] + (rotr(x, 7) ^ rotr(x, 18) ^ (x >>> 3)) + w[i - 7] + (rotr(y, 17) ^ rotr(y, 19) ^ (y >>> 10))) | 0;
@@ -71,6 +75,13 @@ function solver(scope) {
 			for (i = 0; i < 8; i++) s[i] = mid[i];
 			rounds(s, 8, 64);
 			if (((H0[0] + s[0]) >>> shift) === 0) return n;
+			// The next nonce: 0-9 then a-z in each digit, carried left.
+			for (i = d.length - 1; i >= 0; i--) {
+				if (d[i] === 57) { d[i] = 97; break; }
+				if (d[i] !== 122) { d[i]++; break; }
+				d[i] = 48;
+			}
+			if (i < 0) d.unshift(49);
 		}
 		return -1;
 	}
@@ -99,18 +110,22 @@ function progress(hashes) {
 		live.textContent = fill(main.getAttribute("data-progress"), said);
 	}
 }
+// by is where the search ran: "worker", or "page" once it runs here.
+var by = "worker";
 function done(nonce, hashes) {
 	document.cookie = cookie + "=" + nonce + "; path=/; max-age=600; samesite=lax" + (location.protocol === "https:" ? "; secure" : "");
 	if (bar) bar.value = 100;
 	main.setAttribute("aria-busy", "false");
 	main.setAttribute("data-hashes", String(hashes));
 	main.setAttribute("data-ms", String(Date.now() - began));
+	main.setAttribute("data-by", by);
 	if (live) live.textContent = main.getAttribute("data-done") || "";
 	location.replace(next);
 }
 // here searches on the page's own thread, a slice at a time.
 function here(from) {
 	var search = solver(null), n = from;
+	by = "page";
 	(function slice() {
 		var found = search(seed, bits, n, 8192);
 		if (found >= 0) return done(found.toString(36), found + 1);

@@ -30,6 +30,7 @@ var sectionOwners = []struct{ name, target string }{
 	{"flash-crowd", "bench"},
 	{"script", "bench-script"},
 	{"floods", "bench-floods"},
+	{"work", "bench-work"},
 	{"fairness", "bench-fairness"},
 	{"heartbeat", "bench-heartbeat"},
 	{"pops", "bench-pops"},

@@ -17,7 +17,8 @@
 // request benchmarks and the parts of a request (make bench-host),
 // -shards-only the flash crowd at -visitors in a room of 1, 2, 4 and 8
 // shards, per shard, against one core's -ceiling (make bench-shards),
-// -figures-only the module sizes and the Fastly CLI's version the docs
+// -work-only the work page's searches in Chromium against a bot's native
+// hash rate (make bench-work), -figures-only the module sizes and the Fastly CLI's version the docs
 // quote (make figures), and -script-only the Redis CPU of a call of the
 // store's script, this tree's against a baseline commit's, each measured
 // by its own build of cmd/scriptbench (make bench-script).
@@ -31,6 +32,7 @@
 //	go run ./cmd/bench -pops-only [-large] -out ../BENCHMARKS.md -command "make bench-pops"
 //	go run ./cmd/bench -shards-only [-visitors 1000000] [-ceiling 13000] [-shard-pops 0,1] -out ../BENCHMARKS.md -command "make bench-shards"
 //	go run ./cmd/bench -host-only -host go.txt -parts parts-go.txt [-tinygo-host tinygo.txt -tinygo-parts parts-tinygo.txt -tinygo-version 0.33.0] -host-requests 300 -out ../BENCHMARKS.md -command "make bench-host"
+//	go run ./cmd/bench -work-only -work-times ../bin/bench/work-times.json -out ../BENCHMARKS.md -command "make bench-work"
 //	go run ./cmd/bench -figures-only -wasm ../bin/main.go.wasm [-tinygo-wasm ../bin/main.tinygo.wasm -tinygo-version 0.33.0] -out ../BENCHMARKS.md -command "make figures"
 //	go run ./cmd/bench -script-only -script-today ../bin/bench/scriptbench-today -script-baseline ../bin/bench/scriptbench-baseline [-script-waiting "1000 100000"] -script-commit abc1234 -script-baseline-commit 39117c1 -out ../BENCHMARKS.md -command "make bench-script"
 package main
@@ -110,6 +112,11 @@ type options struct {
 	// shardsKeep is where the runs are kept, shardsFrom the kept runs
 	// to write the section from instead of playing them.
 	shardsKeep, shardsFrom string
+	// workOnly writes the proof of work's section from workTimes, the
+	// work page's searches in Chromium (TestWorkSearchTimes), and a bot's
+	// hash rate it measures.
+	workOnly  bool
+	workTimes string
 }
 
 // shardCounts are the shards a room runs as in make bench-shards.
@@ -182,6 +189,8 @@ func main() {
 	flag.StringVar(&o.scriptCommit, "script-commit", "", "this tree's commit, for the report")
 	flag.StringVar(&o.scriptBaselineCommit, "script-baseline-commit", "", "the baseline's commit, for the report")
 	flag.StringVar(&o.scriptBaselineDir, "script-baseline-dir", "", "the baseline's tree, whose store/line.lua the report compares with this tree's")
+	flag.BoolVar(&o.workOnly, "work-only", false, "write only the proof of work's section of -out, from -work-times and a bot's hash rate measured here")
+	flag.StringVar(&o.workTimes, "work-times", "", "`file` of the work page's searches in Chromium (tools/suites/pagetest's TestWorkSearchTimes, JSON)")
 	flag.StringVar(&o.cacheDir, "cache", filepath.Join(os.TempDir(), "fastlyhost-bench-cache"), "compiled-code cache of the host")
 	flag.Parse()
 	log.SetFlags(0)
@@ -209,8 +218,8 @@ func main() {
 	defer stop()
 	do := run
 	switch {
-	case countTrue(o.floodsOnly, o.fairnessOnly, o.heartbeatOnly, o.popsOnly, o.hostOnly, o.figuresOnly, o.scriptOnly, o.shardsOnly) > 1:
-		log.Fatal("-floods-only, -fairness-only, -heartbeat-only, -pops-only, -host-only, -figures-only, -script-only and -shards-only: one section at a time")
+	case countTrue(o.floodsOnly, o.fairnessOnly, o.heartbeatOnly, o.popsOnly, o.hostOnly, o.figuresOnly, o.scriptOnly, o.shardsOnly, o.workOnly) > 1:
+		log.Fatal("-floods-only, -fairness-only, -heartbeat-only, -pops-only, -host-only, -figures-only, -script-only, -shards-only and -work-only: one section at a time")
 	case o.floodsOnly:
 		do = runFloods
 	case o.fairnessOnly:
@@ -227,6 +236,8 @@ func main() {
 		do = runScript
 	case o.shardsOnly:
 		do = runShards
+	case o.workOnly:
+		do = runWork
 	}
 	if err := do(ctx, o); err != nil {
 		log.Fatal(err)
