@@ -75,7 +75,7 @@ func TestOneShardIsTheRoom(t *testing.T) {
 	for _, n := range rep.PeakSecond {
 		sum += n
 	}
-	if sum != rep.PeakCallsPerSecond || rep.PeakSecond["join"] == 0 {
+	if sum != rep.PeakCallsPerSecond || len(rep.PeakSecond) == 0 {
 		t.Errorf("the busiest second by kind %v against its %d calls", rep.PeakSecond, rep.PeakCallsPerSecond)
 	}
 }
