@@ -262,14 +262,15 @@ func (l fuzzLimits) Counted(string, string) (int, error)          { return l.n, 
 func (l fuzzLimits) Penalize(string, string, time.Duration) error { return nil }
 func (l fuzzLimits) Penalized(box, client string) (bool, error)   { return l.boxed, nil }
 
-// fuzzConfig has a room of every mode, a bypass, an IPv6 host and paths
-// that match whatever their case.
+// fuzzConfig has a room of every mode, a bypass, an IPv6 host, paths
+// that match whatever their case, and a room that asks newcomers for a
+// proof of work and limits joins per network and AS.
 var fuzzConfig = mapConfig{
 	KeyRooms:                  "shop, tickets, ci, closed, open",
 	KeyUpstashURL:             "https://eu1-real-12345.upstash.io",
 	KeyBypass:                 `{"bypass_extensions":["css"],"bypass_cookies":["staff=yes"]}`,
 	KeyRoomPrefix + "shop":    `{"hosts":["shop.example.com","[::1]"],"paths":["/"],"bypass_paths":["/static/"],"bypass_methods":["OPTIONS"],"new_users_per_minute":60}`,
-	KeyRoomPrefix + "tickets": `{"hosts":["tickets.test"],"paths":["/tickets/"],"max_active_users":5,"mode":"random","cors_origins":["https://app.test"],"language":"de","leave_beacon":true}`,
+	KeyRoomPrefix + "tickets": `{"hosts":["tickets.test"],"paths":["/tickets/"],"max_active_users":5,"mode":"random","cors_origins":["https://app.test"],"language":"de","leave_beacon":true,"proof_of_work":12,"joins_per_network_per_minute":50,"joins_per_as_per_minute":100}`,
 	KeyRoomPrefix + "ci":      `{"hosts":["ci.test"],"paths":["/tickets/"],"bypass_paths":["/tickets/static/"],"case_insensitive_paths":true,"new_users_per_minute":60,"queue_status_code":429}`,
 	KeyRoomPrefix + "closed":  `{"hosts":["closed.test"],"paths":["/"],"mode":"reject"}`,
 	KeyRoomPrefix + "open":    `{"hosts":["open.test"],"paths":["/"],"mode":"passthrough"}`,
