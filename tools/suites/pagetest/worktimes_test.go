@@ -72,7 +72,7 @@ func TestWorkSearchTimes(t *testing.T) {
 				var seed [16]byte
 				rand.Read(seed[:])
 				open(tab, srv.URL+"/work?bits="+strconv.Itoa(bits)+"&seed="+hex.EncodeToString(seed[:]))
-				headless.Until(tab, "the search", `!!document.getElementById("wr-work").dataset.ms`, within)
+				headless.Until(tab, "the search", `!!document.getElementById("wr-work").dataset.ms`, searchWithin)
 				got := headless.Eval[[2]float64](tab, "its time", `[Number(document.getElementById("wr-work").dataset.ms), Number(document.getElementById("wr-work").dataset.hashes)]`)
 				rung.Ms, rung.Hashes = append(rung.Ms, got[0]), append(rung.Hashes, got[1])
 			}
