@@ -16,21 +16,20 @@ import (
 )
 
 // noteWork keeps, across the tab's pages, the bits the work page asked,
-// and the time its search took and the hashes it tried, which its script
-// writes on the page as it leaves (data-ms, data-hashes): the page goes on
-// to the line once solved, too fast to be read before it goes.
-const noteWork = `document.addEventListener("DOMContentLoaded", () => {
+// and the time its search took, the hashes it tried and where it ran,
+// which its script writes on the page as it leaves (data-ms, data-hashes,
+// data-by). It watches from the document's start: a search can end, and
+// the page leave, before the page has finished loading.
+const noteWork = `new MutationObserver(() => {
 	const w = document.getElementById("wr-work");
 	if (!w) return;
-	sessionStorage.setItem("wr-bits", w.dataset.bits);
-	new MutationObserver(() => {
-		if (w.dataset.ms) {
-			sessionStorage.setItem("wr-ms", w.dataset.ms);
-			sessionStorage.setItem("wr-hashes", w.dataset.hashes);
-			sessionStorage.setItem("wr-by", w.dataset.by);
-		}
-	}).observe(w, {attributes: true});
-});`
+	sessionStorage.setItem("wr-bits", w.dataset.bits || "");
+	if (w.dataset.ms) {
+		sessionStorage.setItem("wr-ms", w.dataset.ms);
+		sessionStorage.setItem("wr-hashes", w.dataset.hashes);
+		sessionStorage.setItem("wr-by", w.dataset.by);
+	}
+}).observe(document, {subtree: true, childList: true, attributes: true});`
 
 // onThePagesThread takes Worker away from a tab's pages, so that the
 // work page searches on its own thread: DevTools' CPU throttling slows
