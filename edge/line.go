@@ -97,8 +97,9 @@ func (q *request) visitor(r *fsthttp.Request, room *queue.Room) queue.Visitor {
 // arrival sends a visitor without a pass straight back with an arrival
 // pass: a browser follows at once with the cookie and joins; a client that
 // drops cookies comes back with nothing, and has cost no place and no
-// store call. When the room asks for work first (queue.Work), the visitor
-// is sent back by the work page once it is done (workPage) instead. The URL it is sent back to carries the arrival mark, so a
+// store call. When the room asks for work first (queue.Work), the work
+// page sends the visitor back once it is done (workPage) instead. The URL
+// it is sent back to carries the arrival mark, so a
 // request that comes back marked and still without a pass is answered
 // with the cookies page (noCookies) rather than another redirect: at most
 // one redirect, never a loop. A mark that is not this client's, recent
