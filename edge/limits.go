@@ -94,8 +94,9 @@ func (j joinCounter) asKey(addr netip.Addr) (string, error) {
 func counterName(prefix string, room *queue.Room) string {
 	name := prefix + room.Name
 	if len(name) > maxCounterName {
-		// Room names are up to 64 characters; two rooms sharing their
-		// first 55 would share a counter, which only counts more.
+		// Room names are up to 64 characters; two rooms whose names
+		// agree as far as the name fits (55 to 57 characters) would
+		// share a counter, which only counts more.
 		name = name[:maxCounterName]
 	}
 	return name
