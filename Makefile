@@ -140,8 +140,10 @@ test-tinygo-run: bin/main.tinygo.wasm $(WAZERO) tools/fastlycli/node_modules too
 # make conformance rewrites tools/fastlyhost/README.md's table from the results; make test fails when
 # a result differs from tools/conformance/expected.go. The TinyGo runs are skipped
 # where no usable TinyGo is installed (unless REQUIRE_TINYGO is set).
-# (= not :=: TinyGo is looked for when a recipe runs, not on every make.)
-CONFORMANCE_TINYGO = $(shell tools/build-wasm check-tinygo 2>/dev/null && echo -tinygo \"$(CURDIR)/tools/build-wasm run-tinygo\")
+# (= not :=: TinyGo is looked for when a recipe runs, not on every make. PATH is
+# passed by hand: make exports it to recipes, not to $(shell), so prereqs' TinyGo
+# was not seen here and the TinyGo runs were skipped.)
+CONFORMANCE_TINYGO = $(shell PATH="$(PATH)" tools/build-wasm check-tinygo 2>/dev/null && echo -tinygo \"$(CURDIR)/tools/build-wasm run-tinygo\")
 CONFORMANCE = cd tools && go build -o $(CURDIR)/bin/fastlyhost ./cmd/fastlyhost && \
 	go run ./cmd/conformance -module $(CURDIR) -host $(CURDIR)/bin/fastlyhost -log $(CURDIR)/bin/conformance.log $(CONFORMANCE_TINYGO)
 
