@@ -84,11 +84,12 @@ func (q *request) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 
 // visitor is what the gate needs to know of r for room.
 func (q *request) visitor(r *fsthttp.Request, room *queue.Room) queue.Visitor {
+	ip := clientIP(r)
 	return queue.Visitor{
 		Passes: q.passValues(r, room),
-		Bind:   queue.Binding(room.BindSession, r.Header.Get("User-Agent"), clientIP(r)),
-		Client: clientKey(r),
-		Addr:   clientAddr(clientIP(r)),
+		Bind:   queue.Binding(room.BindSession, r.Header.Get("User-Agent"), ip),
+		Client: ClientKey(ip),
+		Addr:   clientAddr(ip),
 		Work:   q.work(r, room),
 		Now:    q.now,
 	}

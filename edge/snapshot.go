@@ -90,7 +90,7 @@ func (c snapshots) Get(room *queue.Room, shard int, now time.Time, fill func() (
 }
 
 // Peek implements queue.Snapshots.
-func (c snapshots) Peek(room *queue.Room, shard int, now time.Time) (queue.Snapshot, error) {
+func (c snapshots) Peek(room *queue.Room, shard int) (queue.Snapshot, error) {
 	b, err := c.cache.Get(SnapshotKey(room.Name, shard))
 	switch {
 	case err != nil:

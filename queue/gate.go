@@ -155,11 +155,6 @@ type JoinCounter interface {
 	Joins(room *Room, client string) (int, error)
 }
 
-// limitsJoins reports whether room limits joins by any scope.
-func (r *Room) limitsJoins() bool {
-	return r.JoinsPerIPPerMinute > 0 || r.JoinsPerNetworkPerMinute > 0 || r.JoinsPerASPerMinute > 0
-}
-
 // Gate decides, for each request to a room, whether it may pass.
 type Gate struct {
 	Store store.Store
@@ -416,7 +411,7 @@ func (g *Gate) ladderBits(room *Room, v Visitor) int {
 	}
 	pressure := -1.0
 	if g.Snapshots != nil && room.SnapshotTTL() > 0 {
-		snap, err := g.Snapshots.Peek(room, 0, v.Now)
+		snap, err := g.Snapshots.Peek(room, 0)
 		switch {
 		case err == nil && snap.At.After(v.Now.Add(-2*room.SnapshotTTL())):
 			pressure = linePressure(snap)

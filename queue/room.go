@@ -264,6 +264,11 @@ func (r *Room) applyDefaults() {
 	}
 }
 
+// limitsJoins reports whether room limits joins by any scope.
+func (r *Room) limitsJoins() bool {
+	return r.JoinsPerIPPerMinute > 0 || r.JoinsPerNetworkPerMinute > 0 || r.JoinsPerASPerMinute > 0
+}
+
 func roomDefault(name string) string { return settings.Get(settings.Room[:], name).DefaultText }
 
 // CheckLimit checks a value of the room's admission limits

@@ -49,7 +49,7 @@ type Snapshot struct {
 // A sharded room has a snapshot per shard (each shard is a line of its own).
 type Snapshots interface {
 	Get(room *Room, shard int, now time.Time, fill func() (Snapshot, error)) (Snapshot, error)
-	Peek(room *Room, shard int, now time.Time) (Snapshot, error)
+	Peek(room *Room, shard int) (Snapshot, error)
 }
 
 // ErrNoSnapshot: there is no snapshot to answer from, and the request

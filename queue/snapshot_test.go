@@ -154,7 +154,7 @@ func (m *memSnapshots) Get(room *Room, _ int, _ time.Time, fill func() (Snapshot
 	return *m.snap, nil
 }
 
-func (m *memSnapshots) Peek(*Room, int, time.Time) (Snapshot, error) {
+func (m *memSnapshots) Peek(*Room, int) (Snapshot, error) {
 	if m.snap == nil {
 		return Snapshot{}, ErrNoSnapshot
 	}

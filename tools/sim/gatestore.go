@@ -140,7 +140,7 @@ func (s popSnapshots) Get(room *queue.Room, i int, now time.Time, fill func() (q
 
 // Peek implements queue.Snapshots: the POP's copy, whatever its age
 // (the gate judges that).
-func (s popSnapshots) Peek(_ *queue.Room, i int, _ time.Time) (queue.Snapshot, error) {
+func (s popSnapshots) Peek(_ *queue.Room, i int) (queue.Snapshot, error) {
 	s.p.mu.Lock()
 	defer s.p.mu.Unlock()
 	if snap, ok := s.p.snaps[i]; ok {
@@ -156,7 +156,7 @@ func (s fixedSnapshot) Get(*queue.Room, int, time.Time, func() (queue.Snapshot, 
 	return queue.Snapshot(s), nil
 }
 
-func (s fixedSnapshot) Peek(*queue.Room, int, time.Time) (queue.Snapshot, error) {
+func (s fixedSnapshot) Peek(*queue.Room, int) (queue.Snapshot, error) {
 	return queue.Snapshot(s), nil
 }
 
