@@ -37,6 +37,10 @@ type Bots interface {
 	// Verified reports whether bot detection analysed r, detected a bot,
 	// and verified it is the bot it claims to be.
 	Verified(r *fsthttp.Request) (bool, error)
+	// Bad reports whether bot detection analysed r and detected a bot it
+	// did not verify, other than an accessibility tool (a screen reader
+	// is a person's).
+	Bad(r *fsthttp.Request) (bool, error)
 }
 
 // facts answers the rules' questions about a request from the Handler's

@@ -19,6 +19,7 @@ type platform struct {
 	action     string
 	aclErr     error
 	verified   bool
+	bad        bool
 	botErr     error
 	secret     string
 	secretErr  error
@@ -50,6 +51,11 @@ func (p *platform) Lookup(name string, _ netip.Addr) (string, error) {
 func (p *platform) Verified(*fsthttp.Request) (bool, error) {
 	p.count("bots")
 	return p.verified, p.botErr
+}
+
+func (p *platform) Bad(*fsthttp.Request) (bool, error) {
+	p.count("bad bots")
+	return p.bad, p.botErr
 }
 
 func (p *platform) Get(name string) ([]byte, error) {

@@ -53,6 +53,7 @@ func (q *request) gate() (*queue.Gate, error) {
 	g := &queue.Gate{Store: st, Keys: keys, Logf: q.Logf}
 	if q.Cache != nil {
 		g.Snapshots = snapshots{q.Cache, time.Now}
+		g.Solutions = solutions{q.Cache}
 	}
 	if q.Limits != nil {
 		g.Joins = joinCounter{q.Limits, q.Geo}

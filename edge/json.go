@@ -40,6 +40,9 @@ type placeJSON struct {
 	// Display is the same place in the visitor's language, as the queue
 	// page shows it: the page's script swaps these texts in.
 	Display *placeDisplay `json:"display,omitempty"`
+	// Challenge, when set, is work the client may do to be placed anew
+	// (a place the edge doubts: see the decoy line in docs/security.md).
+	Challenge *challengeJSON `json:"challenge,omitempty"`
 }
 
 // eventJSON is a scheduled sale as a waiting visitor's client sees it.

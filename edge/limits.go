@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"fmt"
 	"net/netip"
 	"strconv"
 	"time"
@@ -67,6 +68,14 @@ func (j joinCounter) Join(room *queue.Room, v queue.Visitor) (string, error) {
 			return "", err
 		}
 		if n > s.limit {
+			if room.Decoys() && v.Client != "" {
+				// The address that went beyond is decoyed for a
+				// while (queue's hostile): a place refused now is
+				// not taken by its next arrival either.
+				if err := j.limits.Penalize(counterName("wr_jbox_", room), v.Client, JoinPenalty); err != nil {
+					return s.name, fmt.Errorf("%s not put in the penalty box: %w", v.Client, err)
+				}
+			}
 			return s.name, nil
 		}
 	}
@@ -75,6 +84,17 @@ func (j joinCounter) Join(room *queue.Room, v queue.Visitor) (string, error) {
 
 func (j joinCounter) Joins(room *queue.Room, client string) (int, error) {
 	return j.limits.Counted(counterName("wr_joins_", room), client)
+}
+
+// JoinPenalty is how long an address that joined beyond a limit is sent
+// to the decoy line: the platform's shortest penalty.
+const JoinPenalty = time.Minute
+
+func (j joinCounter) Penalized(room *queue.Room, v queue.Visitor) (bool, error) {
+	if v.Client == "" {
+		return false, nil
+	}
+	return j.limits.Penalized(counterName("wr_jbox_", room), v.Client)
 }
 
 // asKey names addr's autonomous system for the counters ("AS54113"), or

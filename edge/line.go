@@ -20,10 +20,17 @@ func (q *request) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 	if !ok {
 		return
 	}
-	d := gate.Decide(ctx, room, q.visitor(r, room))
+	v := q.visitor(r, room)
+	d := gate.Decide(ctx, room, v)
 	q.log.decided(d)
 	if d.Pass != "" {
 		q.givePass(w.Header(), room, d.Pass)
+	}
+	if v.Work != "" && q.asked.work == "" && (d.Action == queue.Wait || d.Action == queue.Admit) {
+		// The work page's cookie has served its join: kept, it would
+		// be offered as the solution of the visitor's next arrival
+		// pass (a place lost), and fail it.
+		w.Header().Add("Set-Cookie", workCookie(room)+"=; Path=/; Max-Age=0; SameSite=Lax")
 	}
 	switch d.Action {
 	case queue.Admit:
@@ -65,6 +72,9 @@ func (q *request) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 			q.Logf("room %s: arrival%s", room.Name, refusal(d.Err))
 		}
 		q.arrival(w, r, room, d, gate.Keys)
+	case queue.Decoy:
+		q.Logf("room %s: decoy (%s), client %q", room.Name, d.Why, clientKey(r))
+		q.decoy(w, r, room, d)
 	case queue.Limited:
 		q.Logf("room %s: join refused: %s (client %q, network %s)", room.Name, d.Why, clientKey(r), NetworkKey(clientAddr(clientIP(r))))
 		q.limited(w, r, room)
@@ -86,12 +96,13 @@ func (q *request) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 func (q *request) visitor(r *fsthttp.Request, room *queue.Room) queue.Visitor {
 	ip := clientIP(r)
 	return queue.Visitor{
-		Passes: q.passValues(r, room),
-		Bind:   queue.Binding(room.BindSession, r.Header.Get("User-Agent"), ip),
-		Client: ClientKey(ip),
-		Addr:   clientAddr(ip),
-		Work:   q.work(r, room),
-		Now:    q.now,
+		Passes:  q.passValues(r, room),
+		Bind:    queue.Binding(room.BindSession, r.Header.Get("User-Agent"), ip),
+		Client:  ClientKey(ip),
+		Addr:    clientAddr(ip),
+		Work:    q.work(r, room),
+		Hostile: q.hostile(r, room),
+		Now:     q.now,
 	}
 }
 

@@ -88,6 +88,9 @@ func (q *request) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 			secs := int64(pl.WaitMin / time.Second)
 			doc.EstimatedWaitSeconds = &secs
 		}
+		if c := d.Challenge; c.Bits > 0 {
+			doc.Challenge = &challengeJSON{c.Seed, c.Bits, WorkHeader}
+		}
 		if pl.Random || pl.Event != nil && pl.Event.Drawn {
 			doc.Random, doc.AheadMax, doc.GroupsAhead = true, &pl.AheadMax, &pl.GroupsAhead
 			if pl.WaitKnown {
@@ -112,7 +115,17 @@ func (q *request) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 		"label_progress": locale.Text(lang, locale.LabelProgress), "turn_note": room.Look.Text(lang, "turn"),
 	}
 	brand(values, lang, room)
-	q.page(w, room.QueueStatusCode, room.Template, templates.Queue, values)
+	name := room.Template
+	if c := d.Challenge; c.Bits > 0 {
+		// The decoy's way out: the page's script (work.js) does the
+		// work and comes back to this page with it. A template of the
+		// operator's without that script gives way to the built-in one.
+		values["work_seed"], values["work_bits"], values["work_cookie"] = c.Seed, strconv.Itoa(c.Bits), workCookie(room)
+		if t := q.template(name, templates.Queue); t == nil || !t.Solves() {
+			name = templates.Queue.Name
+		}
+	}
+	q.page(w, room.QueueStatusCode, name, templates.Queue, values)
 }
 
 // brand adds what every page of a room shows the same way: its language,

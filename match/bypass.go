@@ -79,7 +79,7 @@ const maxStoreName = 255
 func (b *Bypass) Compile(caseInsensitivePaths bool) error {
 	b.compiled = false
 	var err error
-	if b.ips, err = compileIPs(b.IPs); err != nil {
+	if b.ips, err = compileIPs("bypass_ips", "bypass_acl", b.IPs); err != nil {
 		return err
 	}
 	if b.ACL != "" {
@@ -108,15 +108,17 @@ func (b *Bypass) Compile(caseInsensitivePaths bool) error {
 	return nil
 }
 
-func compileIPs(list []string) ([]netip.Prefix, error) {
-	if err := checkLength("bypass_ips", len(list)); err != nil {
-		return nil, fmt.Errorf("%v; name a Fastly ACL in bypass_acl instead", err)
+// compileIPs reads the addresses and ranges of the list called field; a
+// list too long for it is for the ACL setting acl.
+func compileIPs(field, acl string, list []string) ([]netip.Prefix, error) {
+	if err := checkLength(field, len(list)); err != nil {
+		return nil, fmt.Errorf("%v; name a Fastly ACL in %s instead", err, acl)
 	}
 	prefixes := make([]netip.Prefix, 0, len(list))
 	for i, s := range list {
 		p, err := parseIP(s)
 		if err != nil {
-			return nil, fmt.Errorf("bypass_ips[%d]: %q %v", i, s, err)
+			return nil, fmt.Errorf("%s[%d]: %q %v", field, i, s, err)
 		}
 		prefixes = append(prefixes, p)
 	}

@@ -207,6 +207,16 @@ func (bots) Verified(r *fsthttp.Request) (bool, error) {
 	return false, err
 }
 
+func (bots) Bad(r *fsthttp.Request) (bool, error) {
+	// Unlike Verified, every detail must be read: a bot whose
+	// verification could not be read is not called bad.
+	d, err := r.BotDetection()
+	if err != nil || d == nil {
+		return false, err
+	}
+	return d.Analyzed && d.Detected && !d.Verified && d.Category != fsthttp.BotCategoryAccessibility, nil
+}
+
 // limits is Fastly's Edge Rate Limiting: counters and penalty boxes shared
 // by the POP's instances.
 type limits struct{}

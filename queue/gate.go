@@ -37,6 +37,12 @@ const (
 	// room's proof of work, package challenge). Pass, when set, is their
 	// new arrival pass, which the challenge is derived from.
 	Work
+	// Decoy: the request is judged hostile (Why says why) and shown Place
+	// in the room's decoy line (decoy.go), at no store call and with no
+	// place taken. Challenge, the room's hardest proof of work, is the
+	// way out: a decoy pass that comes back with its solution joins the
+	// line. Pass, when set, is a new decoy pass.
+	Decoy
 )
 
 func (a Action) String() string {
@@ -55,6 +61,8 @@ func (a Action) String() string {
 		return "limited"
 	case Work:
 		return "work"
+	case Decoy:
+		return "decoy"
 	}
 	return fmt.Sprintf("Action(%d)", int(a))
 }
@@ -73,8 +81,13 @@ type Visitor struct {
 	// per autonomous system count it; the zero Addr when unknown.
 	Addr netip.Addr
 	// Work is the nonce the request offers as the solution of its arrival
-	// pass's challenge; "" for none.
+	// (or decoy) pass's challenge; "" for none.
 	Work string
+	// Hostile, when set, says why the edge judges the request hostile by
+	// what only it knows (bot detection, the operator's decoy rules), or
+	// "" when it does not. The gate asks it only of a newcomer in a room
+	// with a decoy line.
+	Hostile func() string
 	// Now is the time of the request.
 	Now time.Time
 }
@@ -148,11 +161,15 @@ type Place struct {
 // JoinsPerIPPerMinute; its network, JoinsPerNetworkPerMinute; its
 // autonomous system, JoinsPerASPerMinute) and returns the first scope
 // beyond its limit ("address", "network", "autonomous system"), or ""
-// when v is within them all. Joins reports how many joins it counted for
-// client's address in the last minute, counting none.
+// when v is within them all, and any fault met on the way. In a room with
+// a decoy line it also puts a client beyond a limit in the room's penalty
+// box for a while, and Penalized reports whether v's client is in it.
+// Joins reports how many joins it counted for client's address in the
+// last minute, counting none.
 type JoinCounter interface {
 	Join(room *Room, v Visitor) (over string, err error)
 	Joins(room *Room, client string) (int, error)
+	Penalized(room *Room, v Visitor) (bool, error)
 }
 
 // Gate decides, for each request to a room, whether it may pass.
@@ -166,6 +183,9 @@ type Gate struct {
 	// Snapshots, when set, is the POP's snapshot of each line: a waiting
 	// visitor far from the front is answered from it with no store call.
 	Snapshots Snapshots
+	// Solutions, when set, tells a solution replayed by another client
+	// (judged hostile) from its first use.
+	Solutions Solutions
 }
 
 // ArrivalTTL is how long an arrival pass may be used to join: a browser
@@ -195,33 +215,67 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 		refused = ended
 	case Ticket:
 		return g.poll(ctx, room, v, pass, policy, refused)
+	case DecoyKind:
+		if !room.Decoys() {
+			// The proof of work was turned off, and the decoy with
+			// it: its holder is a newcomer again.
+			break
+		}
+		c := decoyWork(room, pass)
+		if err := c.Check(v.Work); err != nil {
+			return decoyed(room, pass, v.Now, "decoyed")
+		}
+		// The way out: the hardest work, done. It joins as an arrival
+		// does, judged no more, but limited and not replayed.
+		if g.spent(room, pass.ArrivalID, v) {
+			return g.decoy(room, v, "replayed solution")
+		}
+		return g.join(ctx, room, v, pass, policy, refused)
 	case Arrival:
 		if c := workOf(room, pass); c.Bits > 0 {
 			// Checked before the join limit counts a join: an
 			// unsolved challenge has joined nothing.
-			if err := c.Check(v.Work); err != nil && !waitedWithoutScript(room, pass, c, v, err) {
+			err := solves(room, pass, c, v.Work)
+			switch {
+			case err == nil:
+				if room.Decoys() && g.spent(room, pass.ArrivalID, v) {
+					return g.decoy(room, v, "replayed solution")
+				}
+			case waitedWithoutScript(room, pass, c, v, err):
+			case room.Decoys() && failedSolution(err):
+				return g.decoy(room, v, "failed solution")
+			default:
 				return Decision{Action: Work, Why: "work to do", Challenge: c, Err: err}
 			}
 		}
-		if g.Joins != nil && room.limitsJoins() {
-			over, err := g.Joins.Join(room, v)
-			switch {
-			case err != nil && g.Logf != nil:
-				// Counting is a defence, not a gate: a fault in it lets
-				// the visitor join.
-				g.Logf("room %s: join limit not checked: %v", room.Name, err)
-			case err == nil && over != "":
-				return Decision{Action: Limited, Why: "joins per " + over}
-			}
+		if why := g.hostile(room, v); why != "" {
+			return g.decoy(room, v, why)
 		}
-		pl, err := g.Store.Join(ctx, room.Name, policy, pass.ArrivalID, v.Now)
-		if err != nil {
-			return g.storeFailed(room, "join failed", err)
-		}
-		return g.settle(room, v, pl, map[store.Outcome]string{
-			store.Waiting: "joined", store.Admitted: "joined and called"}, refused, joinedAt(pass.IssuedAt, v.Now), 0)
+		return g.join(ctx, room, v, pass, policy, refused)
 	}
 	return g.arrive(room, v, refused)
+}
+
+// join takes a place in room's line with the arrival (or decoy) pass, once
+// the join limits allow it.
+func (g *Gate) join(ctx context.Context, room *Room, v Visitor, pass Pass, policy store.Policy, refused error) Decision {
+	if g.Joins != nil && room.limitsJoins() {
+		over, err := g.Joins.Join(room, v)
+		if err != nil && g.Logf != nil {
+			// Counting is a defence, not a gate: a fault in it lets
+			// the visitor join, unless a limit was already passed.
+			g.Logf("room %s: join limit: %v", room.Name, err)
+		}
+		if over != "" {
+			return Decision{Action: Limited, Why: "joins per " + over}
+		}
+	}
+	pl, err := g.Store.Join(ctx, room.Name, policy, pass.ArrivalID, v.Now)
+	if err != nil {
+		return g.storeFailed(room, "join failed", err)
+	}
+	return g.settle(room, v, pl, map[store.Outcome]string{
+		store.Waiting: "joined", store.Admitted: "joined and called"}, refused, joinedAt(pass.IssuedAt, v.Now), 0)
 }
 
 // poll answers a waiting ticket: from the POP's snapshot when fromSnapshot
@@ -359,6 +413,9 @@ func sessionRef(room *Room, pass Pass) store.SessionRef {
 // arrive gives a visitor without a usable pass an arrival pass: no store
 // call, no place, until they come back with it.
 func (g *Gate) arrive(room *Room, v Visitor, refused error) Decision {
+	if why := g.hostile(room, v); why != "" {
+		return g.decoy(room, v, why)
+	}
 	id, err := newID()
 	if err != nil {
 		return Decision{Action: Busy, Why: "arrival id", Err: err}
@@ -397,6 +454,18 @@ func waitedWithoutScript(room *Room, pass Pass, c challenge.Challenge, v Visitor
 // ladder or turns it off frees the passes already handed out).
 func workOf(room *Room, p Pass) challenge.Challenge {
 	return challenge.For(room.Name, p.ArrivalID, p.Bind, min(p.Work, room.ProofOfWork))
+}
+
+// solves checks nonce against c, the challenge pass asks in room now, or
+// against the harder one it asked when issued: a browser that did the
+// work it was given is not failed by an operator who lowered the ladder
+// meanwhile (which changes the seed).
+func solves(room *Room, pass Pass, c challenge.Challenge, nonce string) error {
+	err := c.Check(nonce)
+	if err != nil && pass.Work > c.Bits && challenge.For(room.Name, pass.ArrivalID, pass.Bind, pass.Work).Check(nonce) == nil {
+		return nil
+	}
+	return err
 }
 
 // ladderBits is the rung of room's ladder for a newcomer: from the
@@ -520,9 +589,9 @@ func (g *Gate) bestPass(room *Room, v Visitor) (Pass, error) {
 		switch {
 		case p.Kind == Session:
 			return p, nil
-		case best.Kind == "" || best.Kind == Arrival:
+		case rank(p.Kind) > rank(best.Kind):
 			best = p
-		case p.Kind == Ticket && p.Number < best.Number:
+		case p.Kind == Ticket && best.Kind == Ticket && p.Number < best.Number:
 			best = p
 		}
 	}
@@ -530,6 +599,21 @@ func (g *Gate) bestPass(room *Room, v Visitor) (Pass, error) {
 		return best, nil
 	}
 	return best, firstErr
+}
+
+// rank orders the kinds of pass below a session: a place in the line
+// before the decoy (a ticket outranks what made it), and the decoy before
+// an arrival, so that an arrival pass kept aside cannot walk out of it.
+func rank(k PassKind) int {
+	switch k {
+	case Ticket:
+		return 3
+	case DecoyKind:
+		return 2
+	case Arrival:
+		return 1
+	}
+	return 0
 }
 
 // session admits with a freshly signed session pass; its issue time marks

@@ -79,13 +79,17 @@ const (
 	// Verify refuses it as a pass, and ParseInvite refuses every other
 	// kind, so neither can stand for the other.
 	InviteKind PassKind = "invite"
+	// DecoyKind holds its holder in the room's decoy line (decoy.go): a
+	// place that looks real, held by no store, and the way out, a
+	// challenge derived from the pass as an arrival's is.
+	DecoyKind PassKind = "decoy"
 )
 
 // Pass is what a visitor's cookie proves, once its signature is checked.
 type Pass struct {
 	Kind PassKind
 	Room string
-	// Number is the ticket number (tickets only).
+	// Number is the ticket number (tickets; a decoy's is made up).
 	Number int64
 	// Epoch is the line's identity when the pass was issued; a line that was
 	// rebuilt (its store state lost or reset) has a new epoch, and older
@@ -93,8 +97,8 @@ type Pass struct {
 	Epoch int64
 	// SessionID names a session (sessions only).
 	SessionID string
-	// ArrivalID names an arrival (arrival passes only): joining twice with
-	// the same one gets the same ticket.
+	// ArrivalID names an arrival (arrival and decoy passes): joining
+	// twice with the same one gets the same ticket.
 	ArrivalID string
 	// Bind ties the pass to the client it was issued to (see Binding);
 	// "" when the room binds nothing.
@@ -181,6 +185,7 @@ func (ks *KeySet) Verify(room, token string, now time.Time) (Pass, error) {
 	case p.Kind == Ticket && p.Number != 0: // below zero: the priority lane's
 	case p.Kind == Session && p.SessionID != "":
 	case p.Kind == Arrival && p.ArrivalID != "":
+	case p.Kind == DecoyKind && p.ArrivalID != "" && p.Work > 0:
 	default:
 		return Pass{}, fmt.Errorf("%w: malformed %q pass", ErrBadPass, p.Kind)
 	}

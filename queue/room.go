@@ -86,6 +86,13 @@ type Room struct {
 	// package challenge): the most work a newcomer does before joining;
 	// 0 asks none.
 	ProofOfWork int `json:"proof_of_work"`
+	// Decoy is the operator's rules for clients to send to the room's
+	// decoy line (decoy.go; its JSON fields, decoy_*, are the room's).
+	match.Decoy
+	// DecoyBadBots sends to the decoy line what Fastly's bot detection
+	// reports as a bot it did not verify (other than an accessibility
+	// tool).
+	DecoyBadBots bool `json:"decoy_bad_bots"`
 	// PriorityShare is the largest share of admissions the priority lane
 	// (invited visitors: see Invite) takes while others wait; 0 turns the
 	// lane and its invites off.
@@ -292,6 +299,9 @@ func (r *Room) validate() error {
 		return err
 	}
 	if err := r.Bypass.Compile(r.CaseInsensitivePaths); err != nil {
+		return err
+	}
+	if err := r.Decoy.Compile(); err != nil {
 		return err
 	}
 	switch r.Mode {

@@ -24,11 +24,13 @@ func (c *countedJoins) Join(room *Room, _ Visitor) (string, error) {
 
 func (c *countedJoins) Joins(*Room, string) (int, error) { return c.joins, nil }
 
+func (c *countedJoins) Penalized(*Room, Visitor) (bool, error) { return false, nil }
+
 // TestTheDoorsWork follows newcomers to a room with a proof of work: the
 // rung they are asked for, from the line's pressure in the POP's snapshot
-// and their own joins; a join without the solution, or with another
-// pass's, or a malformed one, is asked again with no store call and no
-// join counted; the solution joins.
+// and their own joins; a join without the solution is asked again, and
+// one with another pass's, or a malformed one, is sent to the decoy line,
+// with no store call and no join counted; the solution joins.
 func TestTheDoorsWork(t *testing.T) {
 	ks, _ := ParseKeySet("new:" + key2)
 	room := snapRoom(t, `,"proof_of_work":20,"snapshot_ttl":2`)
@@ -77,16 +79,18 @@ func TestTheDoorsWork(t *testing.T) {
 			}
 			other := challenge.For("shop", "another arrival", "", tc.bits)
 			otherNonce, _ := other.Solve()
-			for _, bad := range []struct {
-				work string
-				want error
-			}{{"", challenge.Missing}, {"A!", challenge.Malformed}, {otherNonce, challenge.Wrong}} {
-				if other.Check(bad.work) == nil && d.Challenge.Check(bad.work) == nil {
+			again := ask(d.Pass, "")
+			if again.Action != Work || again.Pass != "" || !errors.Is(again.Err, challenge.Missing) || again.Challenge != d.Challenge {
+				t.Errorf("offering nothing: %v (%v), new pass %v; want the same work asked again", again.Action, again.Err, again.Pass != "")
+			}
+			for _, bad := range []string{"A!", otherNonce} {
+				if d.Challenge.Check(bad) == nil {
 					continue // the other pass's nonce happens to solve this one too
 				}
-				again := ask(d.Pass, bad.work)
-				if again.Action != Work || again.Pass != "" || !errors.Is(again.Err, bad.want) || again.Challenge != d.Challenge {
-					t.Errorf("offering %q: %v (%v), new pass %v; want the same work asked again for %v", bad.work, again.Action, again.Err, again.Pass != "", bad.want)
+				decoyed := ask(d.Pass, bad)
+				dp, err := ks.Verify("shop", decoyed.Pass, now)
+				if decoyed.Action != Decoy || decoyed.Why != "failed solution" || err != nil || dp.Kind != DecoyKind || decoyed.Challenge.Bits != 20 {
+					t.Errorf("offering %q: %v (%s), pass %v %v, challenge of %d bits; want a decoy pass and the top rung's work", bad, decoyed.Action, decoyed.Why, dp.Kind, err, decoyed.Challenge.Bits)
 				}
 			}
 			if joins.counted != 0 || len(st.places) != 1 {
@@ -125,8 +129,8 @@ func TestTheLadderLoweredFreesPasses(t *testing.T) {
 
 // TestABrowserWithoutScriptWaitsInstead: at the ladder's lowest working
 // rung a join that offers no solution is let in once NoScriptWait has
-// passed since the arrival pass, not before; a wrong solution never is,
-// and above the lowest rung the work is asked whatever the wait.
+// passed since the arrival pass, not before; a wrong solution never is
+// (it is sent to the decoy line), and above the lowest rung the work is asked whatever the wait.
 func TestABrowserWithoutScriptWaitsInstead(t *testing.T) {
 	ks, _ := ParseKeySet("new:" + key2)
 	room := snapRoom(t, `,"proof_of_work":20,"snapshot_ttl":0`)
@@ -147,7 +151,7 @@ func TestABrowserWithoutScriptWaitsInstead(t *testing.T) {
 		{"the lowest rung, at once", 14, 0, "", Work},
 		{"the lowest rung, just before the wait", 14, NoScriptWait - time.Second, "", Work},
 		{"the lowest rung, after the wait", 14, NoScriptWait, "", Wait},
-		{"the lowest rung, a wrong solution after the wait", 14, NoScriptWait, "0", Work},
+		{"the lowest rung, a wrong solution after the wait", 14, NoScriptWait, "0", Decoy},
 		{"a higher rung, long after", 16, time.Minute, "", Work},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

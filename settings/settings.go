@@ -233,6 +233,9 @@ var Room = [...]Setting{
 		Doc: "The hardest proof of work a newcomer's browser does before it joins the line, asked as the line grows and of clients that join often; none while the line is calm (docs/security.md)."},
 	// At 1 the priority lane could take every admission while others
 	// wait, and the line would stall.
+	{Name: "decoy_ips", Kind: List, Doc: "Client addresses or CIDR prefixes sent to the decoy line, in a room with a proof of work (docs/security.md)."},
+	{Name: "decoy_acl", Kind: Text, Doc: "A Fastly ACL whose BLOCK entries are sent to the decoy line, in a room with a proof of work."},
+	{Name: "decoy_bad_bots", Kind: Bool, DefaultText: "false", Doc: "Sends what Fastly's bot detection reports as a bot it did not verify to the decoy line, in a room with a proof of work."},
 	{Name: "priority_share", Kind: Number, Default: 0.2, Min: 0, Max: 0.9, Ranged: true, Off: "no priority lane or invites",
 		Doc: "The largest share of admissions the priority lane (invited visitors) takes while others wait."},
 	{Name: "events", Kind: List, Doc: "Scheduled sales (the event settings below), in any order; they may not overlap."},

@@ -78,6 +78,7 @@ var (
 		"announce", "position_number", "progress", "progress_max", "updated", "updated_iso",
 		"label_place", "label_ahead", "label_wait", "label_ticket", "label_serving", "label_updated", "label_progress",
 		"turn_note", "keep_note", "live_note", "refresh_label",
+		"work_seed", "work_bits", "work_cookie",
 	}}
 	// Prequeue counts down to a scheduled sale's start for a visitor in
 	// its pre-queue.
@@ -140,6 +141,9 @@ type part struct {
 	text  string
 	field int
 }
+
+// Solves reports whether t includes the proof of work's script (work.js).
+func (t *Template) Solves() bool { return t.solves }
 
 // maxCached is how many of a page's names Render looks up once and keeps;
 // pages have a few dozen, and any beyond are looked up at each use.

@@ -38,6 +38,8 @@ func (j *minuteJoins) Joins(_ *queue.Room, client string) (int, error) {
 	return j.counts[fmt.Sprint(client, " in minute ", j.now.Unix()/60)], nil
 }
 
+func (j *minuteJoins) Penalized(*queue.Room, queue.Visitor) (bool, error) { return false, nil }
+
 // placeCounter is the store, counting the places each call hands out
 // (tickets of either lane) for the client the test is serving.
 type placeCounter struct {

@@ -1,0 +1,136 @@
+// The decoy line: a request judged hostile is shown a place in a line that
+// looks real, advances slowly and never admits. It costs no store call and
+// takes no place, so a bot held there spends its time and its requests on
+// nothing; and a real visitor misjudged leaves it by doing the room's
+// hardest proof of work, which their browser does on its own.
+
+package queue
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/edgequeue/waitingroom/challenge"
+)
+
+// DecoyTTL is how long a decoy pass lasts: its holder is then judged
+// afresh, as a newcomer.
+const DecoyTTL = time.Hour
+
+// decoyHalfLife is how long the decoy's line takes to halve the places
+// ahead of its holder: it moves, as a line does, but never reaches them.
+const decoyHalfLife = 30 * time.Minute
+
+// Solutions records which client each solved challenge joined from (at
+// the edge, the POP's cache), so that a solution replayed by another
+// client is judged hostile without a store call.
+type Solutions interface {
+	// Spend records that client joined room with the solution of arrival
+	// and returns the client that first did (client itself, the first
+	// time).
+	Spend(room *Room, arrival, client string) (first string, err error)
+}
+
+// Decoys reports whether room runs a decoy line: only a room with a proof
+// of work, whose top rung is the decoy's way out.
+func (r *Room) Decoys() bool { return r.ProofOfWork > 0 }
+
+// hostile says why the request v is to be decoyed in room, or "": its
+// client is in the join penalty box (it joined beyond a limit lately), or
+// the edge judges it hostile (v.Hostile: bot detection, the operator's
+// rules). A fault in asking is logged, and judges nothing.
+func (g *Gate) hostile(room *Room, v Visitor) string {
+	if !room.Decoys() {
+		return ""
+	}
+	if g.Joins != nil && room.limitsJoins() {
+		boxed, err := g.Joins.Penalized(room, v)
+		switch {
+		case err != nil && g.Logf != nil:
+			g.Logf("room %s: penalty box not read: %v", room.Name, err)
+		case err == nil && boxed:
+			return "joined beyond a limit"
+		}
+	}
+	if v.Hostile != nil {
+		return v.Hostile()
+	}
+	return ""
+}
+
+// spent reports whether the solution v offers for arrival was spent by
+// another client before: a replay, judged hostile.
+func (g *Gate) spent(room *Room, arrival string, v Visitor) bool {
+	if g.Solutions == nil {
+		return false
+	}
+	first, err := g.Solutions.Spend(room, arrival, v.Client)
+	if err != nil {
+		if g.Logf != nil {
+			g.Logf("room %s: solution not checked for replays: %v", room.Name, err)
+		}
+		return false
+	}
+	return first != v.Client
+}
+
+// decoy sends v to room's decoy line for the reason why: a new decoy pass,
+// its place in a line that looks like room's (from the POP's snapshot when
+// there is one), and the way out.
+func (g *Gate) decoy(room *Room, v Visitor, why string) Decision {
+	id, err := newID()
+	if err != nil {
+		return Decision{Action: Busy, Why: "decoy id", Err: err}
+	}
+	admitted, ahead := decoyStart(id)
+	if g.Snapshots != nil && room.SnapshotTTL() > 0 {
+		if snap, err := g.Snapshots.Peek(room, 0); err == nil && snap.Line.Issued > snap.Line.Admitted {
+			// The back of the real line, a little further on.
+			admitted, ahead = snap.Line.Admitted, snap.Line.Issued-snap.Line.Admitted+ahead/10
+		}
+	}
+	p := Pass{Kind: DecoyKind, Room: room.Name, ArrivalID: id, Bind: v.Bind, Number: admitted + ahead + 1,
+		StartAhead: ahead, Work: room.ProofOfWork, IssuedAt: v.Now, Expires: v.Now.Add(DecoyTTL)}
+	return g.withPass(decoyed(room, p, v.Now, why), p, DecoyTTL)
+}
+
+// decoyed is the decoy pass p's answer at now.
+func decoyed(room *Room, p Pass, now time.Time, why string) Decision {
+	return Decision{Action: Decoy, Why: why, Place: decoyPlace(room, p, now), Challenge: decoyWork(room, p)}
+}
+
+// decoyStart draws a decoy's line from its id: how many were called, and
+// how many are ahead (100 to 4,195).
+func decoyStart(id string) (admitted, ahead int64) {
+	b, err := hex.DecodeString(id)
+	if err != nil || len(b) < 4 {
+		return 1000, 1000
+	}
+	return 500 + int64(binary.BigEndian.Uint16(b)>>4), 100 + int64(binary.BigEndian.Uint16(b[2:])&0x0fff)
+}
+
+// decoyPlace is the place the decoy pass p shows at now: the places ahead
+// halve every decoyHalfLife and never reach none; others join behind.
+func decoyPlace(room *Room, p Pass, now time.Time) Place {
+	elapsed := max(now.Sub(p.IssuedAt), 0)
+	ahead := int64(math.Ceil(float64(p.StartAhead) * math.Exp2(-elapsed.Hours()/decoyHalfLife.Hours())))
+	ahead = max(ahead, 1)
+	return Place{Room: room.Name, Ticket: p.Number, Admitted: p.Number - ahead - 1, Issued: p.Number + int64(elapsed/(3*time.Second)),
+		Ahead: ahead, AheadMax: ahead, StartAhead: p.StartAhead, Unknown: UnknownFull, PollEvery: room.PollEvery(ahead)}
+}
+
+// decoyWork is the way out of the decoy for the holder of p: the room's
+// hardest proof of work when p was issued.
+func decoyWork(room *Room, p Pass) challenge.Challenge {
+	return challenge.For(room.Name, p.ArrivalID, p.Bind, p.Work)
+}
+
+// failedSolution reports whether err, a challenge's refusal, is a
+// solution offered that does not solve (wrong or malformed), not one
+// still to come.
+func failedSolution(err error) bool {
+	return err != nil && !errors.Is(err, challenge.Missing)
+}
