@@ -418,6 +418,7 @@ func stateNumbers(b *strings.Builder, st control.Stats) {
 		{"Called, not yet arrived", strconv.FormatInt(st.Called, 10)},
 		{"Now serving", strconv.FormatInt(st.NowServing, 10) + " of " + strconv.FormatInt(st.Issued, 10) + " tickets issued"},
 		{"Admitted in the last minute", strconv.FormatInt(st.AdmittedLastMinute, 10)},
+		{"Sent to the decoy line in the last minute (this POP)", decoyed(st.DecoyedLastMinute)},
 		{"Wait of those called in the last 5 minutes", waits},
 		{"Wait of the last in line (estimate)", eta},
 		{"Line epoch", strconv.FormatInt(st.Epoch, 10)},
@@ -512,4 +513,13 @@ func duration(s *float64) string {
 		return fmt.Sprintf("%d min %d s", d/time.Minute, d%time.Minute/time.Second)
 	}
 	return fmt.Sprintf("%d h %d min", d/time.Hour, d%time.Hour/time.Minute)
+}
+
+// decoyed says how many requests were decoyed, or that they were not
+// counted.
+func decoyed(n *int64) string {
+	if n == nil {
+		return "not counted"
+	}
+	return strconv.FormatInt(*n, 10)
 }

@@ -78,6 +78,10 @@ type Operator struct {
 	Logged func(store.AuditEntry)
 	// Clock measures the store's latency; nil is time.Now.
 	Clock func() time.Time
+	// Decoys, when set, counts a room's requests sent to its decoy line
+	// in the last minute, at no store call (at the edge, the POP's rate
+	// counter).
+	Decoys func(room string) (int, error)
 
 	// calls is Store behind the request's budget (see store).
 	calls *budget

@@ -32,6 +32,10 @@ type Stats struct {
 	NowServing int64 `json:"now_serving"`
 	// AdmittedLastMinute is how many were called in the last 60 seconds.
 	AdmittedLastMinute int64 `json:"admitted_last_minute"`
+	// DecoyedLastMinute is how many requests the POP that answered sent
+	// to the room's decoy line in the last 60 seconds (Edge Rate
+	// Limiting counts within a POP); nil when it was not counted.
+	DecoyedLastMinute *int64 `json:"decoyed_last_minute"`
 	// ETALastInLineSeconds is when the last in line will be called at
 	// the rate observed in the last minutes; nil when nobody was called
 	// lately or admission is held.
@@ -159,6 +163,15 @@ func (o *Operator) statsOf(r *queue.Room, rd reading, minutes []store.Minute) St
 		Overrides: OverridesOf(l.Overrides),
 		Epoch:     l.Epoch, StoreLatencyMS: round(float64(rd.latency.Microseconds()) / 1000), UpdatedAt: o.Now.UTC(),
 		Event: l.Event,
+	}
+	if o.Decoys != nil {
+		n, err := o.Decoys(r.Name)
+		if err != nil {
+			o.logf("control: the decoyed requests of room %s were not counted: %v", r.Name, err)
+		} else {
+			decoyed := int64(n)
+			st.DecoyedLastMinute = &decoyed
+		}
 	}
 	fl := newFlow(minutes, l.Epoch)
 	st.AdmittedLastMinute = fl.calledSince(o.Now.Add(-time.Minute), o.Now)

@@ -18,7 +18,11 @@ func (q *request) operator() (*control.Operator, *queue.KeySet, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &control.Operator{Rooms: q.settings.Rooms, Store: st, Now: q.now, Logf: q.Logf, Logged: q.acted}, keys, nil
+	o := &control.Operator{Rooms: q.settings.Rooms, Store: st, Now: q.now, Logf: q.Logf, Logged: q.acted}
+	if q.Limits != nil {
+		o.Decoys = func(room string) (int, error) { return q.Limits.Counted(DecoyCounter, room) }
+	}
+	return o, keys, nil
 }
 
 // acted logs an operator's action and drops the snapshots of its room,
