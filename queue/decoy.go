@@ -24,13 +24,13 @@ const DecoyTTL = time.Hour
 // ahead of its holder: it moves, as a line does, but never reaches them.
 const decoyHalfLife = 30 * time.Minute
 
-// Solutions records which client each solved challenge joined from (at
-// the edge, the POP's cache), so that a solution replayed by another
-// client is judged hostile without a store call.
+// Solutions records which client joined with each arrival (at the edge,
+// the POP's cache), so that an arrival pass and its solution replayed by
+// another client are judged hostile without a store call.
 type Solutions interface {
-	// Spend records that client joined room with the solution of arrival
-	// and returns the client that first did (client itself, the first
-	// time).
+	// Spend records that client joined room with arrival (an arrival or
+	// decoy pass's id) and returns the client that first did (client
+	// itself, the first time).
 	Spend(room *Room, arrival, client string) (first string, err error)
 }
 
@@ -61,7 +61,7 @@ func (g *Gate) hostile(room *Room, v Visitor) string {
 	return ""
 }
 
-// spent reports whether the solution v offers for arrival was spent by
+// spent reports whether arrival, which v joins with, was joined with by
 // another client before: a replay, judged hostile.
 func (g *Gate) spent(room *Room, arrival string, v Visitor) bool {
 	if g.Solutions == nil {

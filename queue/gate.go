@@ -228,7 +228,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 		// The way out: the hardest work, done. It joins as an arrival
 		// does, judged no more, but limited and not replayed.
 		if g.spent(room, pass.ArrivalID, v) {
-			return g.decoy(room, v, "replayed solution")
+			return g.decoy(room, v, "replayed arrival")
 		}
 		return g.join(ctx, room, v, pass, policy, refused)
 	case Arrival:
@@ -237,11 +237,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 			// unsolved challenge has joined nothing.
 			err := solves(room, pass, c, v.Work)
 			switch {
-			case err == nil:
-				if room.Decoys() && g.spent(room, pass.ArrivalID, v) {
-					return g.decoy(room, v, "replayed solution")
-				}
-			case waitedWithoutScript(room, pass, c, v, err):
+			case err == nil, waitedWithoutScript(room, pass, c, v, err):
 			case room.Decoys() && failedSolution(err):
 				return g.decoy(room, v, "failed solution")
 			default:
@@ -250,6 +246,10 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 		}
 		if why := g.hostile(room, v); why != "" {
 			return g.decoy(room, v, why)
+		}
+		if room.Decoys() && g.spent(room, pass.ArrivalID, v) {
+			// Its work (or its wait) bought one client a place.
+			return g.decoy(room, v, "replayed arrival")
 		}
 		return g.join(ctx, room, v, pass, policy, refused)
 	}

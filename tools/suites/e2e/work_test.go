@@ -26,10 +26,10 @@ type workAnswer struct {
 }
 
 // TestProofOfWorkThroughTheWasm: an app (its pass in PassHeader) is
-// answered with the challenge, 202, at no store call; a wrong or missing
-// solution is answered with the same challenge again, logged, at no store
-// call; the solution in WorkHeader joins the line (one call). The rung
-// rises with the client's joins. A browser without JSON gets the work
+// answered with the challenge, 202, at no store call; a missing solution
+// is answered with the same challenge again, and a wrong one with the
+// decoy line, logged, at no store call; the solution in WorkHeader joins
+// the line (one call). The rung rises with the client's joins. A browser without JSON gets the work
 // page, whose cookie carries the solution as the header does.
 func TestProofOfWorkThroughTheWasm(t *testing.T) {
 	e := startRoom(t, loadTimeout, workRoom)
@@ -55,21 +55,31 @@ func TestProofOfWorkThroughTheWasm(t *testing.T) {
 		if n := e.restCalls(); n != 0 {
 			t.Errorf("newcomer %d: %d store calls before any work, want none", i, n)
 		}
+		arrival := v.cookie
 		c := challenge.Challenge{Seed: w.Challenge.Seed, Bits: w.Challenge.Bits}
 		nonce, _ := c.Solve()
 		wrong := "0"
 		for c.Check(wrong) == nil {
 			wrong += "0"
 		}
-		for _, bad := range []string{"", wrong, strings.Repeat("z", 40)} {
-			again := arrive(v, edge.PassHeader, "wr_shop="+v.cookie, edge.WorkHeader, bad)
-			if again.Challenge != w.Challenge {
-				t.Errorf("newcomer %d offering %q: challenge %+v, want the same again", i, bad, again.Challenge)
+		if again := arrive(v, edge.PassHeader, "wr_shop="+v.cookie, edge.WorkHeader, ""); again.Challenge != w.Challenge {
+			t.Errorf("newcomer %d offering nothing: challenge %+v, want the same again", i, again.Challenge)
+		}
+		// A solution that fails is hostile: its client is shown the
+		// decoy line's place, whose way out is the top rung's work.
+		for _, bad := range []string{wrong, strings.Repeat("z", 40)} {
+			a := v.do1(http.MethodGet, "/", nil, edge.PassHeader, "wr_shop="+v.cookie, "Accept", "application/json", edge.WorkHeader, bad)
+			var d workAnswer
+			if err := json.Unmarshal([]byte(a.body), &d); err != nil || d.Status != "waiting" || d.Challenge.Bits != 16 {
+				t.Errorf("newcomer %d offering %q: %d %.200q, want the decoy's place and the top rung's work", i, bad, a.status, a.body)
 			}
 		}
 		if n := e.restCalls(); n != 0 {
 			t.Errorf("newcomer %d: %d store calls for unsolved joins, want none", i, n)
 		}
+		// The arrival pass still joins with its solution: the decoy
+		// holds only a client that keeps the decoy's pass.
+		v.cookie = arrival
 		joined := v.do1(http.MethodGet, "/", nil, "Accept", "application/json", edge.WorkHeader, nonce)
 		if joined.status != http.StatusOK || !strings.Contains(joined.body, `"status":"waiting"`) && i > 0 {
 			t.Fatalf("newcomer %d with the solution: %d %q", i, joined.status, joined.body)
@@ -79,8 +89,8 @@ func TestProofOfWorkThroughTheWasm(t *testing.T) {
 			t.Errorf("newcomer %d: %d store calls to join, want 1", i, n)
 		}
 	}
-	if !strings.Contains(e.logs.String(), "join refused: proof of work: wrong solution") {
-		t.Error("no log line says a wrong solution was refused")
+	if !strings.Contains(e.logs.String(), "decoy (failed solution)") {
+		t.Error("no log line says a failed solution was decoyed")
 	}
 	// A browser, the same client's sixth: the work page, its policy
 	// letting its worker run; the cookie carries the solution.
