@@ -20,7 +20,8 @@ type Place struct {
 	Status string `json:"status"`
 	Ticket int64  `json:"ticket"`
 	Ahead  int64  `json:"ahead"`
-	// Challenge is the proof of work a "work" answer asks.
+	// Challenge is the proof of work a "work" answer asks, or the way out
+	// of the decoy line a doubted "waiting" answer offers.
 	Challenge *Challenge `json:"challenge"`
 }
 

@@ -210,6 +210,19 @@ func exercise(t *testing.T, e env, optionsBypassed bool) {
 		t.Errorf("the solution: %s", a)
 	}
 
+	// The decoy line: a wrong solution is answered as a place with the
+	// top rung's challenge, whose solution leads in.
+	doubted := newClient(e, "127.0.3.6", true)
+	s.check(t, doubted.get(t, "/door/"))
+	a = s.check(t, doubted.get(t, "/door/", append(poll, "Waiting-Room-Work", "zz!")...))
+	var d devstack.Place
+	if err := json.Unmarshal(a.body, &d); err != nil || a.state != "waiting" || d.Challenge == nil || d.Challenge.Bits != 12 {
+		t.Fatalf("a wrong solution at the door: %s", a)
+	}
+	if a = s.check(t, doubted.get(t, "/door/", append(poll, d.Challenge.Header, d.Challenge.Solve())...)); a.state != "admitted" {
+		t.Errorf("the decoy's way out: %s", a)
+	}
+
 	// Busy: the store fails; the browser keeps its pass.
 	e.faults(upstashdev.Faults{Status: http.StatusInternalServerError})
 	a = s.check(t, browser.get(t, "/", poll...))

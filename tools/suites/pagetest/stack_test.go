@@ -45,6 +45,10 @@ const (
 	// count the client's joins).
 	calmRoom   = `{"paths":["/calm/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,"proof_of_work":20,"snapshot_ttl":0}`
 	door20Room = `{"paths":["/door20/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,"proof_of_work":20,"snapshot_ttl":10}`
+	// lureRoom sends this machine's browser (127.0.0.1) to its decoy line,
+	// whose way out is its top rung, 16 bits.
+	lureRoom = `{"paths":["/lure/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,"proof_of_work":16,"snapshot_ttl":0,` +
+		`"decoy_ips":["127.0.0.0/8","::1/128"]}`
 	// shutRoom is closed live by the operator while a visitor waits.
 	shutRoom = `{"paths":["/shut/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,` +
 		`"inactivity_timeout":3600,"session_duration":3600}`
@@ -70,7 +74,7 @@ func start(t *testing.T) *stack {
 		devstack.SetRooms(m, storeTimeout, [2]string{"shop", shopRoom}, [2]string{"reading", readingRoom},
 			[2]string{"exit", exitRoom}, [2]string{"outlet", outletRoom}, [2]string{"shut", shutRoom}, [2]string{"door14", door14Room},
 			[2]string{"door16", door16Room}, [2]string{"door18", door18Room}, [2]string{"door20", door20Room},
-			[2]string{"calm", calmRoom})
+			[2]string{"calm", calmRoom}, [2]string{"lure", lureRoom})
 	}
 	st, err := devstack.Start(context.Background(), opts)
 	if err != nil {
