@@ -63,3 +63,44 @@ func TestNetworkKey(t *testing.T) {
 		t.Errorf("the zero Addr: %q", got)
 	}
 }
+
+// TestJoinPenalty: in a room with a decoy line, an address that joins
+// beyond a limit is boxed for JoinPenalty (the decoy's judgement), by the
+// scope that refused it or another; in a room without one nobody is.
+func TestJoinPenalty(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	for _, tc := range []struct {
+		name, def string
+		boxed     bool
+	}{
+		{"a decoy line", `{"paths":["/"],"max_active_users":1,"joins_per_ip_per_minute":1,"proof_of_work":12}`, true},
+		{"a network's limit, a decoy line", `{"paths":["/"],"max_active_users":1,"joins_per_network_per_minute":1,"proof_of_work":12}`, true},
+		{"no proof of work, no decoy line", `{"paths":["/"],"max_active_users":1,"joins_per_ip_per_minute":1}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			room, err := queue.ParseRoom("shop", []byte(tc.def))
+			if err != nil {
+				t.Fatal(err)
+			}
+			clock := now
+			j := joinCounter{newMemLimits(&clock), nil}
+			a := netip.MustParseAddr("203.0.113.1")
+			v := queue.Visitor{Client: ClientKey(a.AsSlice()), Addr: a}
+			for i, over := range []bool{false, true} {
+				got, err := j.Join(room, v)
+				if err != nil || (got != "") != over {
+					t.Fatalf("join %d: over %q, %v", i+1, got, err)
+				}
+			}
+			for _, at := range []struct {
+				after time.Duration
+				boxed bool
+			}{{0, tc.boxed}, {JoinPenalty - time.Second, tc.boxed}, {JoinPenalty, false}} {
+				clock = now.Add(at.after)
+				if boxed, err := j.Penalized(room, v); boxed != at.boxed || err != nil {
+					t.Errorf("%v after: boxed %v (%v), want %v", at.after, boxed, err, at.boxed)
+				}
+			}
+		})
+	}
+}

@@ -115,17 +115,17 @@ func (q *request) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 		"label_progress": locale.Text(lang, locale.LabelProgress), "turn_note": room.Look.Text(lang, "turn"),
 	}
 	brand(values, lang, room)
-	name := room.Template
+	t := q.template(room.Template, templates.Queue)
 	if c := d.Challenge; c.Bits > 0 {
 		// The decoy's way out: the page's script (work.js) does the
 		// work and comes back to this page with it. A template of the
 		// operator's without that script gives way to the built-in one.
 		values["work_seed"], values["work_bits"], values["work_cookie"] = c.Seed, strconv.Itoa(c.Bits), workCookie(room)
-		if t := q.template(name, templates.Queue); t == nil || !t.Solves() {
-			name = templates.Queue.Name
+		if t != nil && !t.Solves() {
+			t = q.defaultTemplate(templates.Queue)
 		}
 	}
-	q.page(w, room.QueueStatusCode, name, templates.Queue, values)
+	q.render(w, room.QueueStatusCode, t, values)
 }
 
 // brand adds what every page of a room shows the same way: its language,
@@ -315,7 +315,12 @@ func (q *request) problem(w fsthttp.ResponseWriter, code int, title, message str
 // under the template's Content-Security-Policy (its inline scripts and
 // styles by hash, and the theme's).
 func (q *request) page(w fsthttp.ResponseWriter, code int, name string, kind templates.Page, values map[string]string) {
-	t := q.template(name, kind)
+	q.render(w, code, q.template(name, kind), values)
+}
+
+// render writes t with values, or says in a line that it cannot (t nil:
+// not even the default parsed, which the log says).
+func (q *request) render(w fsthttp.ResponseWriter, code int, t *templates.Template, values map[string]string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if t != nil {
 		w.Header().Set("Content-Security-Policy", t.Policy(values["theme"]))
@@ -344,6 +349,12 @@ func (q *request) template(name string, kind templates.Page) *templates.Template
 	default:
 		q.Logf("template %s: %v; serving the default", name, err)
 	}
+	return q.defaultTemplate(kind)
+}
+
+// defaultTemplate is kind's built-in template, or nil (logged) when it
+// does not parse.
+func (q *request) defaultTemplate(kind templates.Page) *templates.Template {
 	t, err := kind.Default()
 	if err != nil {
 		q.Logf("%v", err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgequeue/waitingroom/challenge"
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/templates"
 	"github.com/fastly/compute-sdk-go/fsthttp"
@@ -297,3 +298,42 @@ func BenchmarkQueuePage(b *testing.B) {
 }
 
 func ptr(n int64) *int64 { return &n }
+
+// TestADecoysPageHasItsWayOut: a decoy's place is the room's queue page
+// (or JSON) with the top rung's challenge for its script (work.js); an
+// operator's queue template without that script gives way to the built-in
+// page for a decoy, and only for a decoy.
+func TestADecoysPageHasItsWayOut(t *testing.T) {
+	room := pageRoom(t, `"proof_of_work":16`)
+	c := challenge.For("shop", "0123456789abcdef0123456789abcdef", "", 16)
+	decoy := queue.Decision{Action: queue.Decoy, Place: waiting, Challenge: c}
+	show := func(kv Templates, d queue.Decision, header ...string) string {
+		t.Helper()
+		s := testRequest(&Handler{Templates: kv, Now: fixed(time.Unix(1_900_000_000, 0)), Logf: t.Logf})
+		r := hostileRequest(t, "GET", "https", "shop.example.com", "/sale/")
+		for i := 0; i+1 < len(header); i += 2 {
+			r.Header.Set(header[i], header[i+1])
+		}
+		w := fsttest.NewRecorder()
+		s.queuePage(w, r, room, d)
+		return w.Body.String()
+	}
+	way := `<div id="wr-work" hidden data-seed="` + c.Seed + `" data-bits="16" data-cookie="wr_shop_work">`
+	if page := show(noTemplates{}, decoy); !strings.Contains(page, way) || !strings.Contains(page, "You are in line") {
+		t.Errorf("the decoy's page has no way out (%s):\n%.400s", way, page)
+	}
+	if page := show(noTemplates{}, queue.Decision{Action: queue.Wait, Place: waiting}); !strings.Contains(page, `<div id="wr-work" hidden data-seed="" data-bits="" data-cookie="">`) {
+		t.Errorf("a real place's page carries work:\n%.400s", page)
+	}
+	own := kvTemplates{"queue.html": "<html><p>{{position}}</p>"}
+	if page := show(own, queue.Decision{Action: queue.Wait, Place: waiting}); page != "<html><p>1,235</p>" {
+		t.Errorf("the operator's template for a real place: %q", page)
+	}
+	if page := show(own, decoy); !strings.Contains(page, way) {
+		t.Errorf("a decoy in a room whose template cannot do its work: %.200q, want the built-in page", page)
+	}
+	doc := show(noTemplates{}, decoy, "Accept", "application/json")
+	if !strings.Contains(doc, `"status":"waiting"`) || !strings.Contains(doc, `"challenge":{"seed":"`+c.Seed+`","bits":16,"header":"Waiting-Room-Work"}`) {
+		t.Errorf("the decoy's JSON: %s", doc)
+	}
+}
