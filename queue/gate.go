@@ -329,9 +329,7 @@ func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 		// every newcomer uses (an arrival pass, then Join), so the join
 		// limit counts it and an invite's place is never handed out
 		// again without a use of it.
-		d := g.arrive(room, v, refused)
-		d.Why = "place lost, joining again"
-		return d
+		return g.arriveAgain(room, v, refused, "place lost, joining again")
 	}
 	return g.settle(room, v, *polled, map[store.Outcome]string{
 		store.Waiting: "waiting", store.Admitted: "called"}, refused, joinedAt(pass.Joined, v.Now), pass.StartAhead)
@@ -525,8 +523,16 @@ func (g *Gate) shardGone(room *Room, v Visitor, i int, refused error) Decision {
 	if g.Logf != nil {
 		g.Logf("room %s: ticket of shard %d, which the room of %d shards no longer has: the visitor joins again", room.Name, i, room.shards())
 	}
+	return g.arriveAgain(room, v, refused, "place lost (shard gone), joining again")
+}
+
+// arriveAgain is arrive for a visitor whose place is gone, for the reason
+// why (a decoy's keeps the reason it was judged hostile).
+func (g *Gate) arriveAgain(room *Room, v Visitor, refused error, why string) Decision {
 	d := g.arrive(room, v, refused)
-	d.Why = "place lost (shard gone), joining again"
+	if d.Action != Decoy {
+		d.Why = why
+	}
 	return d
 }
 
