@@ -1,5 +1,5 @@
 // The decoy line (queue's Decoy): what only the edge knows to judge a
-// newcomer hostile, the record that tells a replayed solution from its
+// newcomer hostile, the record that tells a replayed arrival from its
 // first use, and the decoy's page.
 
 package edge
@@ -44,10 +44,10 @@ func (q *request) hostile(r *fsthttp.Request, room *queue.Room) func() string {
 }
 
 // solutions is queue.Solutions in the POP's cache: the first client to
-// join with a solution is kept under its arrival for as long as any pass
-// it solves lives. Another POP keeps its own record, so a replay is
-// caught where it is made from the same POP, as bots sharing a solution
-// do.
+// join with an arrival (or decoy) pass is kept under its id for as long as
+// such a pass lives. Another POP keeps its own record, so a replay is
+// caught where it is made through the same POP, as bots sharing a solved
+// pass from one place do.
 type solutions struct{ cache Cache }
 
 func (s solutions) Spend(room *queue.Room, arrival, client string) (string, error) {

@@ -108,11 +108,16 @@ func (q *request) forward(ctx context.Context, w fsthttp.ResponseWriter, r *fsth
 	}
 	// The origin's answer takes the origin's headers, not the edge's
 	// (its own Content-Security-Policy...), except for the HSTS the
-	// operator asked the edge to add when the origin sets none, and the
-	// pass the edge gives a client in PassHeader, which only the edge
-	// may give.
+	// operator asked the edge to add when the origin sets none, the pass
+	// the edge gives a client in PassHeader, which only the edge may
+	// give, and the cookies the edge set already (the work page's,
+	// cleared by the join it served).
 	hsts, pass := w.Header().Get(hstsHeader), w.Header().Get(PassHeader)
+	edgeCookies := w.Header().Values("Set-Cookie")
 	w.Header().Reset(resp.Header)
+	for _, c := range edgeCookies {
+		w.Header().Add("Set-Cookie", c)
+	}
 	if hsts != "" && w.Header().Get(hstsHeader) == "" {
 		w.Header().Set(hstsHeader, hsts)
 	}

@@ -183,7 +183,7 @@ type Gate struct {
 	// Snapshots, when set, is the POP's snapshot of each line: a waiting
 	// visitor far from the front is answered from it with no store call.
 	Snapshots Snapshots
-	// Solutions, when set, tells a solution replayed by another client
+	// Solutions, when set, tells an arrival replayed by another client
 	// (judged hostile) from its first use.
 	Solutions Solutions
 }
@@ -193,9 +193,10 @@ type Gate struct {
 const ArrivalTTL = 10 * time.Minute
 
 // Decide reads the visitor's pass and makes at most one store call: none
-// for a visitor without a pass (who gets an arrival pass), none for a
-// session inside its heartbeat, one to renew a session, poll a ticket or
-// join the line with an arrival pass.
+// for a visitor without a pass (who gets an arrival pass), none for one
+// judged hostile (the decoy line) nor for a decoy pass, none for a session
+// inside its heartbeat, one to renew a session, poll a ticket or join the
+// line with an arrival pass (or a decoy pass and its way out's solution).
 func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 	room = room.At(v.Now)
 	if room.Mode == Reject {

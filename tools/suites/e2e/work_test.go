@@ -80,9 +80,19 @@ func TestProofOfWorkThroughTheWasm(t *testing.T) {
 		// The arrival pass still joins with its solution: the decoy
 		// holds only a client that keeps the decoy's pass.
 		v.cookie = arrival
-		joined := v.do1(http.MethodGet, "/", nil, "Accept", "application/json", edge.WorkHeader, nonce)
+		offer := []string{"Accept", "application/json", edge.WorkHeader, nonce}
+		if i == 0 {
+			// The first is admitted at once: its work page's cookie,
+			// which carries the solution, is cleared beside the
+			// origin's answer.
+			offer = []string{"Accept", "application/json", "Cookie", "wr_shop_work=" + nonce}
+		}
+		joined := v.do1(http.MethodGet, "/", nil, offer...)
 		if joined.status != http.StatusOK || !strings.Contains(joined.body, `"status":"waiting"`) && i > 0 {
 			t.Fatalf("newcomer %d with the solution: %d %q", i, joined.status, joined.body)
+		}
+		if i == 0 && !clearsWork(joined) {
+			t.Errorf("newcomer 0, admitted: the work cookie is not cleared: %q", joined.header.Values("Set-Cookie"))
 		}
 		// The first call also loads the script into the fresh Redis.
 		if n := e.restCalls(); n != 1 && !(i == 0 && n == 2) {
@@ -102,9 +112,19 @@ func TestProofOfWorkThroughTheWasm(t *testing.T) {
 		t.Fatalf("the work page: %d, seed %q, %s bits, next %q, policy %q:\n%.600s", page.status, seed, bits, next, page.header.Get("Content-Security-Policy"), page.body)
 	}
 	nonce, _ := challenge.Challenge{Seed: seed, Bits: 14}.Solve()
-	if a := v.do1(http.MethodGet, "/shoes?size=42", nil, "Cookie", "wr_shop_work="+nonce); a.status != http.StatusOK || !strings.Contains(a.body, "You are in line") {
-		t.Fatalf("the browser with the solution: %d %.300q", a.status, a.body)
+	if a := v.do1(http.MethodGet, "/shoes?size=42", nil, "Cookie", "wr_shop_work="+nonce); a.status != http.StatusOK || !strings.Contains(a.body, "You are in line") || !clearsWork(a) {
+		t.Fatalf("the browser with the solution: %d %q %.300q, want the queue page and the work cookie cleared", a.status, a.header.Values("Set-Cookie"), a.body)
 	}
+}
+
+// clearsWork reports whether a clears the work page's cookie.
+func clearsWork(a answer) bool {
+	for _, c := range (&http.Response{Header: a.header}).Cookies() {
+		if c.Name == "wr_shop_work" && c.Value == "" && c.MaxAge < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // passOf is the room's pass an answer gives in PassHeader.
