@@ -81,15 +81,7 @@ func (c *callCounter) Renew(ctx2 context.Context, room string, p store.Policy, s
 // is decoyed); a decoy pass never admits; and nobody takes more regular
 // places in a minute than the join limit.
 func TestTheDecoyHoldsNoPlace(t *testing.T) {
-	keys, err := queue.ParseKeySet(testKeySet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	room, err := queue.ParseRoom("r", []byte(decoyDoorsRoom))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, _ := newStore(t)
+	keys, room, st := doors(t, decoyDoorsRoom)
 	rapid.Check(t, func(rt *rapid.T) {
 		flush(t, st)
 		now, client := t0, ""

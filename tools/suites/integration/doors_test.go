@@ -40,6 +40,22 @@ func (j *minuteJoins) Joins(_ *queue.Room, client string) (int, error) {
 
 func (j *minuteJoins) Penalized(*queue.Room, queue.Visitor) (bool, error) { return false, nil }
 
+// doors is what a model of the doors drives: the key set, room "r" as def
+// defines it, and a store.
+func doors(t *testing.T, def string) (*queue.KeySet, *queue.Room, *store.Upstash) {
+	t.Helper()
+	keys, err := queue.ParseKeySet(testKeySet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	room, err := queue.ParseRoom("r", []byte(def))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := newStore(t)
+	return keys, room, st
+}
+
 // placeCounter is the store, counting the places each call hands out
 // (tickets of either lane) for the client the test is serving.
 type placeCounter struct {
@@ -93,15 +109,7 @@ func (c *placeCounter) Poll(ctx context.Context, room string, p store.Policy, t 
 // than the invites' uses. Before issue 23 a lapsed ticket's poll handed
 // out a new place without a join, in either lane.
 func TestNoDoorPassesTheJoinLimit(t *testing.T) {
-	keys, err := queue.ParseKeySet(testKeySet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	room, err := queue.ParseRoom("r", []byte(doorsRoom))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, _ := newStore(t)
+	keys, room, st := doors(t, doorsRoom)
 	rapid.Check(t, func(rt *rapid.T) {
 		flush(t, st)
 		now, client := t0, ""

@@ -35,6 +35,19 @@ type violation struct {
 	Nodes            []string
 }
 
+// readable holds the tab's page, as it is now, to what every page owes
+// its visitors: axe-core finds no violation at the tab's width nor at 320
+// px, where it fits without scrolling sideways, and the page logged no
+// problem. The tab is left at 320 px.
+func readable(t *testing.T, tab *headless.Tab, axe, page string) {
+	t.Helper()
+	accessible(tab, axe, page)
+	narrow.set(tab)
+	accessible(tab, axe, page+", 320 px")
+	noHorizontalScroll(tab, page+" at 320 px")
+	checkProblems(t, tab)
+}
+
 // accessible runs axe-core on the tab's page, as it is now, and fails for
 // every WCAG A or AA violation it reports. The script is evaluated through
 // the DevTools protocol, which the page's Content-Security-Policy does not
