@@ -264,13 +264,13 @@ func (l fuzzLimits) Penalized(box, client string) (bool, error)   { return l.box
 
 // fuzzConfig has a room of every mode, a bypass, an IPv6 host, paths
 // that match whatever their case, and a room that asks newcomers for a
-// proof of work and limits joins per network and AS.
+// proof of work, limits joins per network and AS, and runs a decoy line.
 var fuzzConfig = mapConfig{
 	KeyRooms:                  "shop, tickets, ci, closed, open",
 	KeyUpstashURL:             "https://eu1-real-12345.upstash.io",
 	KeyBypass:                 `{"bypass_extensions":["css"],"bypass_cookies":["staff=yes"]}`,
 	KeyRoomPrefix + "shop":    `{"hosts":["shop.example.com","[::1]"],"paths":["/"],"bypass_paths":["/static/"],"bypass_methods":["OPTIONS"],"new_users_per_minute":60}`,
-	KeyRoomPrefix + "tickets": `{"hosts":["tickets.test"],"paths":["/tickets/"],"max_active_users":5,"mode":"random","cors_origins":["https://app.test"],"language":"de","leave_beacon":true,"proof_of_work":12,"joins_per_network_per_minute":50,"joins_per_as_per_minute":100}`,
+	KeyRoomPrefix + "tickets": `{"hosts":["tickets.test"],"paths":["/tickets/"],"max_active_users":5,"mode":"random","cors_origins":["https://app.test"],"language":"de","leave_beacon":true,"proof_of_work":12,"joins_per_network_per_minute":50,"joins_per_as_per_minute":100,"decoy_ips":["192.0.2.0/24","2001:db8::/32"],"decoy_bad_bots":true}`,
 	KeyRoomPrefix + "ci":      `{"hosts":["ci.test"],"paths":["/tickets/"],"bypass_paths":["/tickets/static/"],"case_insensitive_paths":true,"new_users_per_minute":60,"queue_status_code":429}`,
 	KeyRoomPrefix + "closed":  `{"hosts":["closed.test"],"paths":["/"],"mode":"reject"}`,
 	KeyRoomPrefix + "open":    `{"hosts":["open.test"],"paths":["/"],"mode":"passthrough"}`,
