@@ -36,6 +36,12 @@ type joinCounter struct {
 	geo    Geo
 }
 
+// NewJoinCounter is the edge's join counter over l and g (nil: no
+// autonomous system is known, so none is limited): what the edge's gate
+// counts joins with, for a gate run outside the edge (the simulator's, in
+// virtual time).
+func NewJoinCounter(l Limits, g Geo) queue.JoinCounter { return joinCounter{limits: l, geo: g} }
+
 // maxCounterName is the longest rate counter name Fastly accepts.
 const maxCounterName = 64
 
