@@ -13,12 +13,13 @@
 #   make conformance  the Fastly Go SDK's own test suites against the local host; rewrites tools/fastlyhost/README.md's table
 #   make bench   the benchmark: BENCHMARKS.md and docs/flashcrowd.svg. Each section of BENCHMARKS.md is written
 #                by one target, which leaves the others as they are (tools/benchreport/sections.go); make bench
-#                writes the flash crowd, end to end and hot paths, then runs bench-floods (the bot floods),
+#                writes the flash crowd, end to end and hot paths, then runs bench-floods (the bot floods), bench-bots,
 #                bench-fairness (the line's and the draw's), bench-heartbeat (utilisation) and bench-pops
 #                (waiting's cost with a snapshot per POP, 100,000 visitors) and bench-script (the Redis CPU of a
 #                call of the store's script, against SCRIPT_BASELINE's). Apart: bench-pops-large (the same at
 #                1,000,000), bench-shards (one room as 1 to 8 shards), bench-work (the proof of work's search
-#                in Chromium against a bot's), bench-host (fresh against reused
+#                in Chromium against a bot's), bench-bots (distributed bots against the limits per network,
+#                the proof of work and the decoy line), bench-host (fresh against reused
 #                sandboxes, and each request against its floor), figures (module sizes, CLI version);
 #                make bench-large: make bench's own sections at 1,000,000 visitors, in BENCHMARKS-large.md.
 
@@ -40,7 +41,7 @@ ifneq ($(PREREQS_TINYGO),)
 export PATH := $(PREREQS_TINYGO):$(PATH)
 endif
 
-.PHONY: docs build test test-all test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz model serve bench bench-large bench-floods bench-fairness bench-heartbeat bench-pops bench-pops-large bench-script bench-shards bench-work bench-host figures prereqs panel-screenshot page-screenshots clean
+.PHONY: docs build test test-all test-edge test-edge-min test-tools test-tinygo test-tinygo-run test-conformance conformance vet fuzz model serve bench bench-large bench-floods bench-bots bench-fairness bench-heartbeat bench-pops bench-pops-large bench-script bench-shards bench-work bench-host figures prereqs panel-screenshot page-screenshots clean
 
 build: bin/main.wasm
 
@@ -181,7 +182,7 @@ bench:
 		-wasm ../bin/main.go.wasm -hotpaths-wasm ../bin/bench/hotpaths-go-wasm.txt $$(cat ../bin/bench/tinygo-flags 2>/dev/null) \
 		-missing "$$(cat ../bin/bench/missing 2>/dev/null)" \
 		-manifest ../fastly.toml -out ../$(BENCH_OUT) -plot ../$(BENCH_PLOT) -command "$(BENCH_COMMAND)" $(BENCH_FLAGS)
-	$(if $(filter -large,$(BENCH_FLAGS)),,$(MAKE) --no-print-directory bench-floods bench-fairness bench-heartbeat bench-pops bench-script)
+	$(if $(filter -large,$(BENCH_FLAGS)),,$(MAKE) --no-print-directory bench-floods bench-bots bench-fairness bench-heartbeat bench-pops bench-script)
 
 bench-large:
 	$(MAKE) bench BENCH_COMMAND="make bench-large" BENCH_FLAGS=-large BENCH_OUT=BENCHMARKS-large.md BENCH_PLOT=docs/flashcrowd-large.svg
@@ -190,6 +191,17 @@ bench-large:
 # after the armour of issue 10): played again and their section rewritten in place.
 bench-floods:
 	cd tools && go run ./cmd/bench -floods-only -out ../$(BENCH_OUT) -command "make bench-floods"
+
+# Only the distributed bots' section of BENCHMARKS.md (issue 26): 1,000 and 10,000 bot
+# joins a second from 1,000 and 10,000 addresses in 10 and 100 AS beside 30,000 visitors,
+# against the join limit per address, then the limits per network and AS, the proof of
+# work and the decoy line, each a 20-minute event in virtual time on the real gate and
+# script, played at 1/BOT_SCALE (the crowd, the rate, and the botnet by whole AS). A few
+# minutes at 1/10 on 2 cores; BOT_SCALE=1 plays the full event (hours).
+BOT_SCALE ?= 10
+bench-bots:
+	cd tools && go run ./cmd/bench -bots-only -bot-scale $(BOT_SCALE) -out ../$(BENCH_OUT) \
+		-command "make bench-bots$(if $(filter-out 10,$(BOT_SCALE)), BOT_SCALE=$(BOT_SCALE))"
 
 # Only the fairness section of BENCHMARKS.md (issue 11: the Kendall tau distance
 # between arrival and admission order in each calling order, and the chi-square

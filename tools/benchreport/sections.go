@@ -31,6 +31,7 @@ var sectionOwners = []struct{ name, target string }{
 	{"script", "bench-script"},
 	{"floods", "bench-floods"},
 	{"work", "bench-work"},
+	{"bots", "bench-bots"},
 	{"fairness", "bench-fairness"},
 	{"heartbeat", "bench-heartbeat"},
 	{"pops", "bench-pops"},

@@ -18,7 +18,9 @@
 // -shards-only the flash crowd at -visitors in a room of 1, 2, 4 and 8
 // shards, per shard, against one core's -ceiling (make bench-shards),
 // -work-only the work page's searches in Chromium against a bot's native
-// hash rate (make bench-work), -figures-only the module sizes and the Fastly CLI's version the docs
+// hash rate (make bench-work), -bots-only the distributed bots of issue
+// 26 against the join limits per network, the proof of work and the decoy
+// line, at 1/-bot-scale (make bench-bots), -figures-only the module sizes and the Fastly CLI's version the docs
 // quote (make figures), and -script-only the Redis CPU of a call of the
 // store's script, this tree's against a baseline commit's, each measured
 // by its own build of cmd/scriptbench (make bench-script).
@@ -33,6 +35,7 @@
 //	go run ./cmd/bench -shards-only [-visitors 1000000] [-ceiling 13000] [-shard-pops 0,1] -out ../BENCHMARKS.md -command "make bench-shards"
 //	go run ./cmd/bench -host-only -host go.txt -parts parts-go.txt [-tinygo-host tinygo.txt -tinygo-parts parts-tinygo.txt -tinygo-version 0.33.0] -host-requests 300 -out ../BENCHMARKS.md -command "make bench-host"
 //	go run ./cmd/bench -work-only -work-times ../bin/bench/work-times.json -out ../BENCHMARKS.md -command "make bench-work"
+//	go run ./cmd/bench -bots-only [-bot-scale 10] -out ../BENCHMARKS.md -command "make bench-bots"
 //	go run ./cmd/bench -figures-only -wasm ../bin/main.go.wasm [-tinygo-wasm ../bin/main.tinygo.wasm -tinygo-version 0.33.0] -out ../BENCHMARKS.md -command "make figures"
 //	go run ./cmd/bench -script-only -script-today ../bin/bench/scriptbench-today -script-baseline ../bin/bench/scriptbench-baseline [-script-waiting "1000 100000"] -script-commit abc1234 -script-baseline-commit 39117c1 -out ../BENCHMARKS.md -command "make bench-script"
 package main
@@ -117,6 +120,10 @@ type options struct {
 	// hash rate it measures.
 	workOnly  bool
 	workTimes string
+	// botsOnly plays the distributed bots against each defence at
+	// 1/botScale and writes their section.
+	botsOnly bool
+	botScale int
 }
 
 // shardCounts are the shards a room runs as in make bench-shards.
@@ -191,6 +198,8 @@ func main() {
 	flag.StringVar(&o.scriptBaselineDir, "script-baseline-dir", "", "the baseline's tree, whose store/line.lua the report compares with this tree's")
 	flag.BoolVar(&o.workOnly, "work-only", false, "write only the proof of work's section of -out, from -work-times and a bot's hash rate measured here")
 	flag.StringVar(&o.workTimes, "work-times", "", "`file` of the work page's searches in Chromium (tools/suites/pagetest's TestWorkSearchTimes, JSON)")
+	flag.BoolVar(&o.botsOnly, "bots-only", false, "play only the distributed bots against each defence and rewrite their section of -out")
+	flag.IntVar(&o.botScale, "bot-scale", 10, "play the distributed bots' event at 1/`n` (the crowd, the rate and the botnet's AS; 1: full scale)")
 	flag.StringVar(&o.cacheDir, "cache", filepath.Join(os.TempDir(), "fastlyhost-bench-cache"), "compiled-code cache of the host")
 	flag.Parse()
 	log.SetFlags(0)
@@ -218,8 +227,8 @@ func main() {
 	defer stop()
 	do := run
 	switch {
-	case countTrue(o.floodsOnly, o.fairnessOnly, o.heartbeatOnly, o.popsOnly, o.hostOnly, o.figuresOnly, o.scriptOnly, o.shardsOnly, o.workOnly) > 1:
-		log.Fatal("-floods-only, -fairness-only, -heartbeat-only, -pops-only, -host-only, -figures-only, -script-only, -shards-only and -work-only: one section at a time")
+	case countTrue(o.floodsOnly, o.fairnessOnly, o.heartbeatOnly, o.popsOnly, o.hostOnly, o.figuresOnly, o.scriptOnly, o.shardsOnly, o.workOnly, o.botsOnly) > 1:
+		log.Fatal("-floods-only, -fairness-only, -heartbeat-only, -pops-only, -host-only, -figures-only, -script-only, -shards-only, -work-only and -bots-only: one section at a time")
 	case o.floodsOnly:
 		do = runFloods
 	case o.fairnessOnly:
@@ -238,6 +247,8 @@ func main() {
 		do = runShards
 	case o.workOnly:
 		do = runWork
+	case o.botsOnly:
+		do = runBots
 	}
 	if err := do(ctx, o); err != nil {
 		log.Fatal(err)
