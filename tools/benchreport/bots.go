@@ -3,6 +3,7 @@ package benchreport
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"time"
 
@@ -39,17 +40,19 @@ func BotsSection(res Results, runs []sim.DistributedReport, bot BotRate, took ti
 		scale, thousands(float64(played.Visitors)), thousands(float64(played.PerMinute)),
 		thousands(float64(sim.BotLoads[2].Addresses/scale)), sim.BotLoads[2].ASes/scale, thousands(float64(sim.BotLoads[1].Addresses/scale)), sim.BotLoads[1].ASes/scale)
 
-	w("| defence | bots (full scale) | visitors' median wait | p90 wait | visitors admitted in %s | visitors' work, mean | bot tickets | bot tickets called | bot joins refused (429) | bot requests decoyed | bots' CPU per ticket | store calls (bots') | run took |\n", full.Horizon)
-	w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	w("| defence | bots (full scale) | visitors' median wait | p90 wait | visitors admitted in %s | visitors' work, mean | bot tickets | a minute, full scale | bot tickets called | bot joins refused (429) | bot requests decoyed | bots' CPU per ticket | store calls (bots') | run took |\n", full.Horizon)
+	w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range runs {
-		w("| %s | %s | %s | %s | %s of %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n",
+		w("| %s | %s | %s | %s | %s of %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n",
 			r.Config.Defence.Name, r.Config.Bots.Name, waitText(r.WaitP50, r.Censored50, r.Config.Horizon), waitText(r.WaitP90, r.Censored90, r.Config.Horizon),
 			thousands(float64(r.Admitted)), thousands(float64(r.Visitors)), secondsText(r.VisitorCPU/float64(max(r.Visitors, 1))),
-			thousands(float64(r.BotTickets)), thousands(float64(r.BotCalled)), thousands(float64(r.BotLimited)), thousands(float64(r.BotDecoyed)),
+			thousands(float64(r.BotTickets)), thousands(float64(r.BotTickets*r.Scale)/r.Config.Horizon.Minutes()),
+			thousands(float64(r.BotCalled)), thousands(float64(r.BotLimited)), thousands(float64(r.BotDecoyed)),
 			secondsText(r.BotCPUPerTicket()), thousands(float64(r.StoreCalls)), thousands(float64(r.BotStoreCalls)), r.Elapsed.Round(time.Second))
 	}
 	w("\n- **waits**: from a visitor's first request to their admission, the work included, over every visitor (those who walk in too); a visitor not admitted within %s counts as waiting longer than anyone (\"> %s\").\n", full.Horizon, full.Horizon)
-	w("- **bot tickets**: bots' joins that took a place in line; **called**: those the line called in (each an admission no visitor got, held for the claim window). A bot's ticket never polled is passed over once it has not been seen for the queue timeout, so the line's front moves on to the tickets of the last five minutes: a flood of tickets bigger than the rate holds every visitor's wait near the queue timeout whatever its size. Bots that polled their tickets would hold them, and cost visitors more.\n")
+	w("- **bot tickets**: bots' joins that took a place in line, as played and a minute at full scale (against the room's %s a minute); **called**: those the line called in (each an admission no visitor got, held for the claim window). A bot's ticket that is never polled is called like any other until it has gone unseen for the queue timeout, and passed over from then on: a flood of tickets bigger than the rate holds the line's front at the tickets of about the last five minutes, so every visitor waits about the queue timeout whatever the flood's size, and the bots' tickets called are those of the event's first minutes. Bots that polled their tickets would hold them, and cost visitors more.\n", thousands(float64(full.PerMinute)))
+	w("- **bot requests decoyed**: %s.\n", decoyedWhy(runs))
 	w("- **bots' CPU per ticket**: the work the bots did (their decoys' way out included), in CPU-seconds at their rate, over the tickets it got them; **visitors' work**: seconds of a phone's browser a visitor spent, on average.\n")
 	if peak := maxASPeak(runs); peak > 0 {
 		w("- The visitors' busiest AS joined %s times in its busiest minute as played, about %s at full scale, against the limit of %s per AS; visitors' joins over all runs: %s.\n",
@@ -59,12 +62,14 @@ func BotsSection(res Results, runs []sim.DistributedReport, bot BotRate, took ti
 
 	w("### What a place costs\n\n")
 	w("The expected CPU of one solve at each rung (2^bits hashes): a bot at its measured native rate, against a visitor's browser (the proof of work's section: the work page on a phone's throttled thread at %s hashes a second, in its worker on a desktop at %s).\n\n", thousands(sim.PhoneHashRate), thousands(sim.DesktopHashRate))
-	w("| bits | expected hashes | a bot's CPU-seconds | a phone's seconds | a desktop's seconds | phone ÷ bot |\n|---:|---:|---:|---:|---:|---:|\n")
+	w("| bits | expected hashes | a bot's CPU-seconds | a phone's seconds | a desktop's seconds |\n|---:|---:|---:|---:|---:|\n")
 	for bits := max(sim.Defences[2].ProofOfWork-6, 1); bits <= sim.Defences[2].ProofOfWork; bits++ {
 		h := math.Ldexp(1, bits)
-		w("| %d | %s | %s | %s | %s | %s |\n", bits, thousands(h), secondsText(h/bot.HashesPerSecond), secondsText(h/sim.PhoneHashRate),
-			secondsText(h/sim.DesktopHashRate), ratioX(bot.HashesPerSecond, sim.PhoneHashRate))
+		w("| %d | %s | %s | %s | %s |\n", bits, thousands(h), secondsText(h/bot.HashesPerSecond), secondsText(h/sim.PhoneHashRate),
+			secondsText(h/sim.DesktopHashRate))
 	}
+	w("\nA place costs a phone %s times what it costs a bot's core, a desktop %s times; the runs above say what the bots paid per ticket, the ladder's rungs and their decoys' way out together.\n",
+		trimFloat(bot.HashesPerSecond/sim.PhoneHashRate), trimFloat(bot.HashesPerSecond/sim.DesktopHashRate))
 	w("\n### Goal\n\n")
 	botsGoal(&b, runs)
 	return b.String()
@@ -127,6 +132,29 @@ func maxASPeak(runs []sim.DistributedReport) int {
 		n = max(n, r.VisitorASPeak)
 	}
 	return n
+}
+
+// decoyedWhy words the requests decoyed over runs, by why.
+func decoyedWhy(runs []sim.DistributedReport) string {
+	by := map[string]int{}
+	for _, r := range runs {
+		for why, n := range r.Decoyed {
+			by[why] += n
+		}
+	}
+	if len(by) == 0 {
+		return "none"
+	}
+	whys := make([]string, 0, len(by))
+	for why := range by {
+		whys = append(whys, why)
+	}
+	sort.Strings(whys)
+	parts := make([]string, len(whys))
+	for i, why := range whys {
+		parts[i] = fmt.Sprintf("%s for %q", thousands(float64(by[why])), why)
+	}
+	return "over all runs, " + strings.Join(parts, ", ") + " (the penalty box decoys a bot only when it tries again within the minute it is boxed for, which a bot that waits out the 429's Retry-After never does)"
 }
 
 // visitorsRefused words the visitors' joins refused and decoyed over runs.

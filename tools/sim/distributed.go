@@ -228,8 +228,8 @@ type DistributedReport struct {
 	BotTries, BotTickets, BotSessions, BotCalled, BotLimited, BotDecoyed int
 	BotCPU                                                               float64
 	// Refused counts the joins refused by each scope's limit, bots' and
-	// visitors'.
-	Refused map[string]int
+	// visitors'; Decoyed the requests decoyed, by why.
+	Refused, Decoyed map[string]int
 	// StoreCalls and BotStoreCalls are every store call and the bots'.
 	StoreCalls, BotStoreCalls int
 	// DecoyStoreCalls are the store calls made by requests answered
@@ -373,7 +373,7 @@ func RunDistributed(ctx context.Context, cfg DistributedConfig, addr string) (Di
 	}
 	d := &Distributed{cfg: cfg, o: o, room: room, cheap: cheap, limits: newERLSim(), geo: geoSim{}, vrng: rand.New(rand.NewSource(cfg.Seed)),
 		brng: rand.New(rand.NewSource(cfg.Seed + 1)), botTickets: map[int64]bool{}, asMinute: map[string]int{},
-		rep: DistributedReport{Config: cfg, Scale: scale, Visitors: cfg.Visitors, Refused: map[string]int{}}}
+		rep: DistributedReport{Config: cfg, Scale: scale, Visitors: cfg.Visitors, Refused: map[string]int{}, Decoyed: map[string]int{}}}
 	began := time.Now()
 	err = d.play(ctx)
 	d.rep.Elapsed = time.Since(began)
@@ -527,6 +527,7 @@ func (d *Distributed) decide(ctx context.Context, s *session, v queue.Visitor) (
 	switch dec.Action {
 	case queue.Decoy:
 		d.rep.DecoyStoreCalls += c.calls
+		d.rep.Decoyed[dec.Why]++
 		if s.bot {
 			d.rep.BotDecoyed++
 		} else {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgequeue/waitingroom/challenge"
 	"github.com/edgequeue/waitingroom/tools/redistest"
 )
 
@@ -161,4 +162,16 @@ func TestDistributedBotsDecoyedHoldNoPlaces(t *testing.T) {
 	if g, w := of(r), of(base); g != w || base.Admitted == 0 {
 		t.Errorf("the visitors fared differently beside decoyed bots:\n got %+v\nwant %+v", g, w)
 	}
+}
+
+// BenchmarkBotSolve is a bot's hash rate, the rate the bots' work is
+// priced at (BotHashRate): challenge.Solve natively on one goroutine,
+// over fresh 20-bit challenges, reported in hashes a second.
+func BenchmarkBotSolve(b *testing.B) {
+	var hashes int64
+	for i := 0; b.Loop(); i++ {
+		_, n := challenge.For("sim", strconv.Itoa(i), "", 20).Solve()
+		hashes += n
+	}
+	b.ReportMetric(float64(hashes)/b.Elapsed().Seconds(), "hashes/s")
 }

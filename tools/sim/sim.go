@@ -13,6 +13,18 @@
 // comes back for, met by the edge before or after the armour of issue 10
 // (Edge): the visitors are drawn the same with or without them.
 //
+// RunDistributed plays issue 26's distributed bots apart, on its own event
+// loop: a botnet by address, /24 and autonomous system beside a crowd, every
+// request of both through the real queue.Gate with the edge's own join
+// counter (edge.NewJoinCounter) over Edge Rate Limiting modelled in virtual
+// time. The door's proof of work is priced there, not hashed: a solve's
+// hashes are drawn (geometric, of mean 2^bits) and divided by the solver's
+// rate, since the bots' real work would take a hundred cores. The nonces
+// the gate checks are real all the same: every request that offers one is
+// decided in a copy of the room whose proof_of_work is 1 (a nonce in a
+// couple of hashes), once the real room's gate has said which rung it asks
+// (distributed.go says why that changes no other decision).
+//
 // Requests that fall in the same Config.Batch-long slot of simulated time
 // are sent to the store concurrently, as an edge sends them; everything
 // else (the visitors' choices, the clock, the measurements) runs in one
