@@ -40,18 +40,20 @@ func BotsSection(res Results, runs []sim.DistributedReport, bot BotRate, took ti
 		scale, thousands(float64(played.Visitors)), thousands(float64(played.PerMinute)),
 		thousands(float64(sim.BotLoads[2].Addresses/scale)), sim.BotLoads[2].ASes/scale, thousands(float64(sim.BotLoads[1].Addresses/scale)), sim.BotLoads[1].ASes/scale)
 
-	w("| defence | bots (full scale) | visitors' median wait | p90 wait | visitors admitted in %s | visitors' work, mean | bot tickets | a minute, full scale | bot tickets called | bot joins refused (429) | bot requests decoyed | bots' CPU per ticket | store calls (bots') | run took |\n", full.Horizon)
-	w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	w("| defence | bots (full scale) | visitors' median wait | p90 wait | visitors admitted in %s | visitors' work, mean | bot tries a second, full scale | bot tickets | a minute, full scale | bot tickets called | bot joins refused (429) | bot requests decoyed | bots' CPU per ticket | store calls (bots') | run took |\n", full.Horizon)
+	w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range runs {
-		w("| %s | %s | %s | %s | %s of %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n",
+		w("| %s | %s | %s | %s | %s of %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n",
 			r.Config.Defence.Name, r.Config.Bots.Name, waitText(r.WaitP50, r.Censored50, r.Config.Horizon), waitText(r.WaitP90, r.Censored90, r.Config.Horizon),
 			thousands(float64(r.Admitted)), thousands(float64(r.Visitors)), secondsText(r.VisitorCPU/float64(max(r.Visitors, 1))),
+			thousands(float64(r.BotTries*r.Scale)/r.Config.Horizon.Seconds()),
 			thousands(float64(r.BotTickets)), thousands(float64(r.BotTickets*r.Scale)/r.Config.Horizon.Minutes()),
 			thousands(float64(r.BotCalled)), thousands(float64(r.BotLimited)), thousands(float64(r.BotDecoyed)),
 			secondsText(r.BotCPUPerTicket()), thousands(float64(r.StoreCalls)), thousands(float64(r.BotStoreCalls)), r.Elapsed.Round(time.Second))
 	}
 	w("\n- **waits**: from a visitor's first request to their admission, the work included, over every visitor (those who walk in too); a visitor not admitted within %s counts as waiting longer than anyone (\"> %s\").\n", full.Horizon, full.Horizon)
-	w("- **bot tickets**: bots' joins that took a place in line, as played and a minute at full scale (against the room's %s a minute); **called**: those the line called in (each an admission no visitor got, held for the claim window). A bot's ticket that is never polled is called like any other until it has gone unseen for the queue timeout, and passed over from then on: a flood of tickets bigger than the rate holds the line's front at the tickets of about the last five minutes, so every visitor waits about the queue timeout whatever the flood's size, and the bots' tickets called are those of the event's first minutes. Bots that polled their tickets would hold them, and cost visitors more.\n", thousands(float64(full.PerMinute)))
+	w("- **bot tries a second**: the sessions the bots began, at full scale: fewer than the flood's rate, since an address waits out each 429's minute and skips a try while its CPU is busy. A bot that did not wait would keep its address's counter over the limit (refused joins count) and get its 30 joins in the first minute and none after.\n")
+	w("- **bot tickets**: bots' joins that took a place in line, as played and a minute at full scale (against the room's %s a minute); **called**: those the line called in (each an admission no visitor got, held for the claim window). A bot's ticket that is never polled is called like any other until it has gone unseen for the queue timeout, and passed over from then on: with a flood of tickets bigger than the rate, the line's front stays near the tickets issued a queue timeout ago (5 minutes here; 15 by default), calling the bots' tickets just short of it beside the visitors', so every visitor waits about the queue timeout or more, whatever the flood's size. Bots that polled their tickets would hold them, and cost visitors more.\n", thousands(float64(full.PerMinute)))
 	w("- **bot requests decoyed**: %s.\n", decoyedWhy(runs))
 	w("- **bots' CPU per ticket**: the work the bots did (their decoys' way out included), in CPU-seconds at their rate, over the tickets it got them; **visitors' work**: seconds of a phone's browser a visitor spent, on average.\n")
 	if peak := maxASPeak(runs); peak > 0 {

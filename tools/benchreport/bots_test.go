@@ -27,7 +27,7 @@ func TestBotsSection(t *testing.T) {
 	}
 	text := BotsSection(Results{Date: time.Now(), Command: "make bench-bots"}, runs, BotRate{HashesPerSecond: 1 << 20, Toolchain: "go1.26"}, time.Minute)
 	for _, want := range []string{
-		"| per-address limit | " + heavy.Name + " | 0s | > 20m0s | 2,900 of 3,000 | 0 | 100 | 50 |",
+		"| per-address limit | " + heavy.Name + " | 0s | > 20m0s | 2,900 of 3,000 | 0 | 0 | 100 | 50 |",
 		"| 20 | 1,048,576 | 1s | 4.19s | 760ms |",
 		"- per-address limit: with " + heavy.Name + ", the visitors' p90 wait is > 20m0s against 4m0s without bots (–): within 10%: **not met**",
 		"- + network and AS limits: with " + heavy.Name + ", the visitors' p90 wait is 4m20s against 4m0s without bots (1.08×): within 10%: met",

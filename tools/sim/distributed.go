@@ -51,14 +51,17 @@ import (
 type Defence struct {
 	Name string
 	// NetworkLimits turns joins_per_network_per_minute and
-	// joins_per_as_per_minute on (DistributedRoom's values).
+	// joins_per_as_per_minute on (DistributedConfig's PerNetwork and
+	// PerAS).
 	NetworkLimits bool
 	// ProofOfWork is the room's top rung in bits; 0 asks no work.
 	ProofOfWork int
 	// Decoy keeps the decoy line a room with a proof of work has: without
 	// it the simulated edge reports no client in the penalty box and no
 	// bad bot, so nothing is decoyed (a failed solution would be, but no
-	// simulated client offers one).
+	// simulated client offers one). The POP's record of arrivals joined
+	// (queue.Solutions) is left out either way: no simulated client
+	// replays one.
 	Decoy bool
 }
 
@@ -73,17 +76,17 @@ var Defences = []Defence{
 // A Botnet is the bots beside the visitors, at full scale: Addresses
 // client addresses spread evenly over ASes autonomous systems, PerNetwork
 // addresses to an IPv4 /24 (a cloud range), each address trying
-// PerSecond/Addresses joins a second. Every try is a new session (a
-// fresh cookie jar) that keeps its cookies: it follows the arrival's
-// redirect, does the work the door asks on its address's one CPU at
-// HashRate (skipping the tries that find it busy), joins, and never
-// comes back for its place. A 429 stops its
-// address for the Retry-After the edge sends (a minute), since a bot that
-// kept trying would keep its own counter over the limit; a decoy's place
-// looks real, so the bot carries on, and its page (a headless browser's)
-// does the decoy's way out on its own. Flagged is the share of the bots'
-// sessions Fastly's bot detection reports as bad bots, at every request
-// (decoyed in a room with a decoy line).
+// PerSecond/Addresses joins a second. Every try is a new session (a fresh
+// cookie jar) that keeps its cookies: it follows the arrival's redirect,
+// does the work the door asks on its address's one CPU at HashRate (an
+// address skips the tries that find its CPU busy), joins, and never comes
+// back for its place. A 429 stops its address for the Retry-After the
+// edge sends (a minute), since a bot that kept trying would keep its own
+// counter over the limit; a decoy's place looks real, so the bot carries
+// on, and its page (a headless browser's) does the decoy's way out on its
+// own. Flagged is the share of the bots' sessions Fastly's bot detection
+// reports as bad bots, at every request (decoyed in a room with a decoy
+// line).
 type Botnet struct {
 	Name                        string
 	Addresses, ASes, PerNetwork int
@@ -143,16 +146,18 @@ type DistributedConfig struct {
 	VisitorHashRate                   float64
 	// PerMinute is the room's admission rate (new_users_per_minute).
 	PerMinute int
-	// Limits are the room's joins per address, network and AS a minute
-	// (the last two when the defence turns them on).
+	// PerAddress, PerNetwork and PerAS are the room's join limits a
+	// minute (the last two when the defence turns them on).
 	PerAddress, PerNetwork, PerAS int
 	Defence                       Defence
 	Bots                          Botnet
 	// Horizon is how long the event is played; visitors not admitted by
 	// then are counted as not admitted.
 	Horizon time.Duration
-	Scale   int
-	Seed    int64
+	// Scale plays the event at 1/Scale (Simulated); Seed draws the
+	// visitors, and Seed+1 the bots.
+	Scale int
+	Seed  int64
 	// Sample is how often the called tickets are read for the bots'.
 	Sample time.Duration
 }
@@ -346,7 +351,6 @@ type Distributed struct {
 	visitors   []*session
 	botTickets map[int64]bool
 	asMinute   map[string]int // visitors' joins by AS and minute
-	waiting    int
 }
 
 // RunDistributed plays cfg (at full scale; Simulated is played) on the
