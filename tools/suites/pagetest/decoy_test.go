@@ -2,6 +2,8 @@ package pagetest
 
 import (
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/cdproto/fetch"
@@ -14,7 +16,7 @@ import (
 // meets the room's queue page, accessible (axe-core, desktop and 320 px)
 // while its script does the way out's work; left alone, the page does the
 // room's top rung and takes the visitor into the real line, where they
-// hold the room's first ticket.
+// hold one of its first tickets.
 func TestDecoyPage(t *testing.T) {
 	headless.Chromium(t, suite)
 	axe := axeSource(t)
@@ -67,8 +69,12 @@ func TestDecoyPage(t *testing.T) {
 			const w = document.getElementById("wr-work");
 			return !!document.querySelector("main#wr-queue") && !!w && w.dataset.seed === "";
 		})()`, searchWithin)
-		if got := read(tab); got.Ticket != "#1" {
-			t.Errorf("after the way out: %+v, want the room's first ticket", got)
+		// The real line's tickets are the first few (the tab above may
+		// have joined with its work too: its page's polls carry the
+		// cookie); a decoy's are past 600.
+		got := read(tab)
+		if n, err := strconv.Atoi(strings.TrimPrefix(got.Ticket, "#")); err != nil || n < 1 || n > 2 {
+			t.Errorf("after the way out: %+v, want one of the real line's first two tickets", got)
 		}
 		checkProblems(t, tab)
 	})
