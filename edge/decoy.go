@@ -5,6 +5,7 @@
 package edge
 
 import (
+	"net/netip"
 	"time"
 
 	"github.com/edgequeue/waitingroom/match"
@@ -16,13 +17,14 @@ import (
 // room: the admin panel and the API read its last minute.
 const DecoyCounter = "wr_decoys"
 
-// hostile is queue.Visitor.Hostile for r in room: the operator's decoy
-// rules (decoy_ips, decoy_acl), then bot detection (decoy_bad_bots). A
-// fault in asking the platform is logged and judges nothing.
-func (q *request) hostile(r *fsthttp.Request, room *queue.Room) func() string {
+// hostile is queue.Visitor.Hostile for the request, from addr, in room:
+// the operator's decoy rules (decoy_ips, decoy_acl), then bot detection
+// (decoy_bad_bots). A fault in asking the platform is logged and judges
+// nothing.
+func (q *request) hostile(room *queue.Room, addr netip.Addr) func() string {
 	return func() string {
 		if room.Decoy.Any() {
-			rule, ok, err := room.Decoy.Match(&match.Request{IP: clientAddr(clientIP(r)), Facts: facts{q}})
+			rule, ok, err := room.Decoy.Match(&match.Request{IP: addr, Facts: facts{q}})
 			if err != nil {
 				q.Logf("room %s: decoy rules: %v", room.Name, err)
 			}

@@ -95,15 +95,19 @@ func (q *request) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 // visitor is what the gate needs to know of r for room.
 func (q *request) visitor(r *fsthttp.Request, room *queue.Room) queue.Visitor {
 	ip := clientIP(r)
-	return queue.Visitor{
-		Passes:  q.passValues(r, room),
-		Bind:    queue.Binding(room.BindSession, r.Header.Get("User-Agent"), ip),
-		Client:  ClientKey(ip),
-		Addr:    clientAddr(ip),
-		Work:    q.work(r, room),
-		Hostile: q.hostile(r, room),
-		Now:     q.now,
+	v := queue.Visitor{
+		Passes: q.passValues(r, room),
+		Bind:   queue.Binding(room.BindSession, r.Header.Get("User-Agent"), ip),
+		Client: ClientKey(ip),
+		Addr:   clientAddr(ip),
+		Work:   q.work(r, room),
+		Now:    q.now,
 	}
+	if room.Decoys() {
+		// Only a room with a decoy line judges its newcomers.
+		v.Hostile = q.hostile(room, v.Addr)
+	}
+	return v
 }
 
 // arrival sends a visitor without a pass straight back with an arrival
