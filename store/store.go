@@ -297,6 +297,17 @@ type Ticket struct {
 	Shard int
 }
 
+// Arrival names a visitor's arrival, as Join takes it.
+type Arrival struct {
+	// ID is the arrival's id: a replay of it answers with its ticket.
+	ID string
+	// Shard is the shard of a sharded room whose line the arrival joins
+	// (0 in a room of one line): the caller chooses it, and names the same
+	// one again when it replays the arrival, so the replay finds its
+	// ticket (see package shard).
+	Shard int
+}
+
 // Place is a visitor's standing after Join or Poll.
 type Place struct {
 	Ticket  int64
@@ -324,12 +335,12 @@ type Place struct {
 // "<epoch>.<ticket>", so every poll of the same called ticket (two tabs,
 // a retry after a lost answer) gets the same session, never a second place.
 type Store interface {
-	// Join hands out the next ticket to an arrival: the id of the
-	// visitor's signed arrival pass. Joining again with the same id while
+	// Join hands out the next ticket to an arrival (a.ID, the id of the
+	// visitor's signed arrival pass). Joining again with the same id while
 	// its ticket waits, is called, or is a live session answers as a Poll
 	// of that ticket, so a replayed arrival pass never takes a second
 	// place. When the ticket is called at once, Place.Session is live.
-	Join(ctx context.Context, room string, p Policy, arrival string, now time.Time) (Place, error)
+	Join(ctx context.Context, room string, p Policy, a Arrival, now time.Time) (Place, error)
 	// JoinPriority is Join into the priority lane with an invite: a new
 	// ticket uses one of the invite's uses, and none is handed out once
 	// they are spent (Outcome InviteSpent). A replayed arrival uses none.

@@ -83,12 +83,13 @@ type Upstash struct {
 // maxArrival bounds an arrival id, as the script does.
 const maxArrival = 128
 
-// Join implements Store.
-func (u *Upstash) Join(ctx context.Context, room string, p Policy, arrival string, now time.Time) (Place, error) {
-	if arrival == "" || len(arrival) > maxArrival {
-		return Place{}, fmt.Errorf("join %s: %w: arrival id of %d bytes, want 1 to %d", room, ErrRejected, len(arrival), maxArrival)
+// Join implements Store: room is the line (a shard's already named by
+// package shard, which routes by a.Shard).
+func (u *Upstash) Join(ctx context.Context, room string, p Policy, a Arrival, now time.Time) (Place, error) {
+	if a.ID == "" || len(a.ID) > maxArrival {
+		return Place{}, fmt.Errorf("join %s: %w: arrival id of %d bytes, want 1 to %d", room, ErrRejected, len(a.ID), maxArrival)
 	}
-	r, err := u.run(ctx, room, p, lineArgs{Op: "join", Arrival: arrival}, now)
+	r, err := u.run(ctx, room, p, lineArgs{Op: "join", Arrival: a.ID}, now)
 	return r.place(), err
 }
 

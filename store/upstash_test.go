@@ -62,7 +62,7 @@ func TestUpstashProtocol(t *testing.T) {
 			u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
 			p := Policy{PerMinute: 60, Burst: 2, Capacity: 9, ClaimWindow: 30 * time.Second, SessionTTL: time.Minute, QueueTimeout: 15 * time.Minute,
 				Refresh: 10 * time.Second, CatchUp: 20 * time.Second}
-			pl, err := u.Join(context.Background(), "shop", p, "arrival", time.UnixMilli(1700000000123))
+			pl, err := u.Join(context.Background(), "shop", p, Arrival{ID: "arrival"}, time.UnixMilli(1700000000123))
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 				t.Fatalf("error %v, want %v", err, tc.wantErr)
 			}
@@ -131,7 +131,7 @@ func TestScriptSHA(t *testing.T) {
 	}
 	tr := &replay{answers: []Response{{Status: 200, Body: []byte(`{"result":[1,1,1,0,1,1,1,0,1,1,1,1,1,0,0,0,0,0,0,0,"",-1,-1,-1,0]}`)}}}
 	u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
-	if _, err := u.Join(context.Background(), "shop", Policy{Capacity: 1}, "sid", time.UnixMilli(1)); err != nil {
+	if _, err := u.Join(context.Background(), "shop", Policy{Capacity: 1}, Arrival{ID: "sid"}, time.UnixMilli(1)); err != nil {
 		t.Fatal(err)
 	}
 	if len(tr.sent) != 1 || len(tr.sent[0]) < 2 || tr.sent[0][0] != "EVALSHA" || tr.sent[0][1] != want {
@@ -244,11 +244,11 @@ func TestRefusedBeforeSending(t *testing.T) {
 			return err
 		}},
 		{"join without an arrival", func(u *Upstash) error {
-			_, err := u.Join(context.Background(), "shop", Policy{}, "", time.UnixMilli(1))
+			_, err := u.Join(context.Background(), "shop", Policy{}, Arrival{}, time.UnixMilli(1))
 			return err
 		}},
 		{"join with a long arrival", func(u *Upstash) error {
-			_, err := u.Join(context.Background(), "shop", Policy{}, strings.Repeat("a", maxArrival+1), time.UnixMilli(1))
+			_, err := u.Join(context.Background(), "shop", Policy{}, Arrival{ID: strings.Repeat("a", maxArrival+1)}, time.UnixMilli(1))
 			return err
 		}},
 	}

@@ -11,13 +11,16 @@
 // shards together never call more than the room's rate nor hold more
 // than its capacity, with no call between shards.
 //
-// A visitor belongs to one shard for good: an arrival is sent to the shard
-// a stable hash of its arrival id picks (FNV-1a), so replaying it finds
-// its ticket; a ticket and the session it becomes name their shard
-// (store.Ticket.Shard, store.SessionRef.Shard, from store.Place.Shard),
-// and every call about them goes to that shard only. An invited arrival
-// goes to the shard its invite's id picks, so one shard counts all of an
-// invite's uses.
+// A visitor belongs to one shard for good: an arrival names its shard
+// (store.Arrival.Shard), which the edge picks when it hands out the
+// arrival pass and signs into it, so replaying the pass finds its ticket:
+// the shorter line of the two its arrival id picks (Choices), as the
+// POP's snapshot shows them, or the first of them, a stable hash of the
+// id (Of), when the POP knows neither. A ticket and the session it
+// becomes name their shard (store.Ticket.Shard, store.SessionRef.Shard,
+// from store.Place.Shard), and every call about them goes to that shard
+// only. An invited arrival goes to the shard its invite's id picks, so
+// one shard counts all of an invite's uses.
 //
 // Operators see one room: an action is applied to every shard (K calls,
 // admit N split as evenly as whole numbers go), the audit entry kept by
@@ -81,12 +84,36 @@ func Of(id string, shards int) int {
 	if shards <= 1 {
 		return 0
 	}
+	return int(fnv(id) % uint32(shards))
+}
+
+// Choices are the two shards of shards an arrival id may be sent to: Of's
+// first, and a second other than it, from the hash's high bits (as
+// independent of its low bits as FNV-1a gives), so the pairs spread
+// evenly over the pairs of shards. In a room of one line both are 0.
+// Sending each arrival to the shorter of its two lines keeps the lines
+// within a few tickets of each other (the power of two choices), where
+// the hash alone leaves them apart by about the square root of the
+// arrivals; and where the lines are known only as they stood a moment
+// ago, two choices herd no crowd into one line as the shortest of all
+// would.
+func Choices(id string, shards int) [2]int {
+	if shards <= 1 {
+		return [2]int{}
+	}
+	h, k := fnv(id), uint32(shards)
+	first := h % k
+	return [2]int{int(first), int((first + 1 + (h>>16)%(k-1)) % k)}
+}
+
+// fnv is the 32-bit FNV-1a hash of id.
+func fnv(id string) uint32 {
 	h := uint32(2166136261)
 	for i := 0; i < len(id); i++ {
 		h ^= uint32(id[i])
 		h *= 16777619
 	}
-	return int(h % uint32(shards))
+	return h
 }
 
 // Split is shard i's part of n split over shards: as even as whole numbers
@@ -142,10 +169,10 @@ func (s *Store) place(room string, p store.Policy, i int, call func(Backend, str
 	return pl, failed(room, i, count(p), err)
 }
 
-// Join implements store.Store: the arrival's shard.
-func (s *Store) Join(ctx context.Context, room string, p store.Policy, arrival string, now time.Time) (store.Place, error) {
-	return s.place(room, p, Of(arrival, count(p)), func(b Backend, name string, sp store.Policy) (store.Place, error) {
-		return b.Join(ctx, name, sp, arrival, now)
+// Join implements store.Store: the shard the arrival names.
+func (s *Store) Join(ctx context.Context, room string, p store.Policy, a store.Arrival, now time.Time) (store.Place, error) {
+	return s.place(room, p, a.Shard, func(b Backend, name string, sp store.Policy) (store.Place, error) {
+		return b.Join(ctx, name, sp, a, now)
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -108,8 +109,8 @@ func line(p store.Policy) store.Line {
 		RecentSince: time.Unix(1000-i, 0), Paused: i == 0}
 }
 
-func (r recorder) Join(_ context.Context, room string, p store.Policy, arrival string, _ time.Time) (store.Place, error) {
-	return store.Place{Ticket: 1, Line: line(p)}, r.note("join", room, p, " "+arrival)
+func (r recorder) Join(_ context.Context, room string, p store.Policy, a store.Arrival, _ time.Time) (store.Place, error) {
+	return store.Place{Ticket: 1, Line: line(p)}, r.note("join", room, p, " "+a.ID)
 }
 func (r recorder) JoinPriority(_ context.Context, room string, p store.Policy, arrival string, inv store.Invite, _ time.Time) (store.Place, error) {
 	return store.Place{Ticket: -1, Line: line(p)}, r.note("vip", room, p, " "+inv.ID)
@@ -165,12 +166,19 @@ func TestRouting(t *testing.T) {
 		want     []string
 	}{
 		{"unsharded join keeps the room's name", 1, nil, func(s *Store) (any, error) {
-			return s.Join(ctx, "shop", store.Policy{}, arrival, now)
+			return s.Join(ctx, "shop", store.Policy{}, store.Arrival{ID: arrival}, now)
 		}, []string{"db0 join shop 0/1 " + arrival}},
-		{"join goes to the arrival's shard", 2, nil, func(s *Store) (any, error) {
-			pl, err := s.Join(ctx, "shop", four, arrival, now)
+		{"join goes to the shard the arrival names", 2, nil, func(s *Store) (any, error) {
+			pl, err := s.Join(ctx, "shop", four, store.Arrival{ID: arrival, Shard: 3}, now)
 			return pl.Shard, err
-		}, []string{fmt.Sprintf("db%d join %s %d/4 %s", Of(arrival, 4)%2, Name("shop", Of(arrival, 4)), Of(arrival, 4), arrival)}},
+		}, []string{"db1 join shop#3 3/4 " + arrival}},
+		{"a join to a shard the room does not have fails, with no call", 1, nil, func(s *Store) (any, error) {
+			_, err := s.Join(ctx, "shop", four, store.Arrival{ID: arrival, Shard: 4}, now)
+			if errors.Is(err, ErrNoShard) {
+				err = nil
+			}
+			return nil, err
+		}, nil},
 		{"an invite's arrivals go to the invite's shard", 1, nil, func(s *Store) (any, error) {
 			pl, err := s.JoinPriority(ctx, "shop", four, arrival, store.Invite{ID: "inv7"}, now)
 			return pl.Shard, err
@@ -230,7 +238,7 @@ func TestRouting(t *testing.T) {
 		}, []string{"db0 audit shop 0/0"}},
 	}
 	answers := map[string]string{
-		"join goes to the arrival's shard":                        fmt.Sprint(Of(arrival, 4)),
+		"join goes to the shard the arrival names":                "3",
 		"an invite's arrivals go to the invite's shard":           fmt.Sprint(Of("inv7", 4)),
 		"poll goes to the ticket's shard":                         "3",
 		"a ticket of a shard the room lost is lost, with no call": "true",
@@ -289,4 +297,107 @@ func TestMaxShardsIsTheSetting(t *testing.T) {
 	if s := settings.Get(settings.Room[:], "shards"); s.Max != MaxShards {
 		t.Fatalf("the setting shards goes to %g, MaxShards is %d", s.Max, MaxShards)
 	}
+}
+
+func TestChoices(t *testing.T) {
+	for _, tc := range []struct {
+		id     string
+		shards int
+		want   [2]int
+	}{
+		{"anything", 0, [2]int{0, 0}}, {"anything", 1, [2]int{0, 0}},
+		// FNV-1a of "a" is 0xe40c292c, 4 mod 8 and 0 mod 4; its high
+		// bits 0xe40c are 0 mod 7 and mod 3: the second is the first + 1.
+		{"a", 8, [2]int{4, 5}},
+		{"a", 4, [2]int{0, 1}},
+		// Mod 2 the second is the other shard, always.
+		{"a", 2, [2]int{0, 1}},
+	} {
+		if got := Choices(tc.id, tc.shards); got != tc.want {
+			t.Errorf("Choices(%q, %d) = %v, want %v", tc.id, tc.shards, got, tc.want)
+		}
+	}
+	// The first is the hash's, the second another; every ordered pair
+	// is as likely as any other.
+	const n, k = 56000, 8
+	var pairs [k][k]int
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("%032x", uint64(i)*0x9e3779b97f4a7c15)
+		c := Choices(id, k)
+		if c[0] != Of(id, k) || c[1] == c[0] || c[1] < 0 || c[1] >= k {
+			t.Fatalf("Choices(%q, %d) = %v: the first is Of's (%d), the second another shard", id, k, c, Of(id, k))
+		}
+		pairs[c[0]][c[1]]++
+	}
+	for a := range pairs {
+		for b, got := range pairs[a] {
+			if want := n / (k * (k - 1)); a != b && (got < want*8/10 || got > want*12/10) {
+				t.Errorf("pair %d, %d: %d of %d ids, want about %d", a, b, got, n, want)
+			}
+		}
+	}
+}
+
+// TestIdleShare measures what a room's split leaves idle: as many
+// arrivals as places, each sent to a shard, and the places of the shards
+// that got fewer than their share, idle while the rest wait in another
+// shard, as a share of the room's. By the hash, by the shorter of the two
+// choices seen as they stand (every arrival sees the counts the ones
+// before it left), and seen stale: as they stood up to a batch of
+// arrivals before (a POP's snapshot, a second old, in a crowd that joins
+// a batch a second). The ids are seeded: the figures are the same at
+// every run. `go test -run TestIdleShare -v ./store/shard` prints them.
+func TestIdleShare(t *testing.T) {
+	const trials = 2000
+	for _, tc := range []struct {
+		capacity, shards int
+		// most is the highest share of idle places two fresh choices may
+		// leave.
+		most float64
+	}{
+		{8, 8, 0.25}, {16, 8, 0.15}, {100, 4, 0.01}, {800, 8, 0.01}, {8000, 8, 0.01},
+	} {
+		rng := rand.New(rand.NewPCG(uint64(tc.capacity), uint64(tc.shards)))
+		var hash, fresh, stale float64
+		for range trials / max(1, tc.capacity/100) {
+			ids := make([]string, tc.capacity)
+			for i := range ids {
+				ids[i] = fmt.Sprintf("%016x%016x", rng.Uint64(), rng.Uint64())
+			}
+			hash += idle(ids, tc.shards, -1)
+			fresh += idle(ids, tc.shards, 1)
+			stale += idle(ids, tc.shards, max(tc.capacity/20, 1))
+		}
+		n := float64(trials / max(1, tc.capacity/100))
+		hash, fresh, stale = hash/n, fresh/n, stale/n
+		t.Logf("capacity %d at K %d: idle %.1f%% by the hash, %.2f%% by two choices, %.2f%% by two choices a batch of %d stale",
+			tc.capacity, tc.shards, 100*hash, 100*fresh, 100*stale, max(tc.capacity/20, 1))
+		if fresh > tc.most || fresh >= hash || stale >= hash {
+			t.Errorf("capacity %d at K %d: idle %.2f%% by two choices (%.2f%% stale), %.2f%% by the hash; want at most %.0f%%",
+				tc.capacity, tc.shards, 100*fresh, 100*stale, 100*hash, 100*tc.most)
+		}
+	}
+}
+
+// idle sends ids, in turn, to the shards: by the hash (batch < 0), else
+// to the shorter of their choices as the counts stood at the last batch
+// boundary; and reports the share of the places left idle.
+func idle(ids []string, shards, batch int) float64 {
+	counts, seen := make([]int64, shards), make([]int64, shards)
+	for i, id := range ids {
+		if batch > 0 && i%batch == 0 {
+			copy(seen, counts)
+		}
+		c := Choices(id, shards)
+		to := c[0]
+		if batch > 0 && seen[c[1]] < seen[c[0]] {
+			to = c[1]
+		}
+		counts[to]++
+	}
+	var empty int64
+	for i, n := range counts {
+		empty += max(Split(int64(len(ids)), i, shards)-n, 0)
+	}
+	return float64(empty) / float64(len(ids))
 }
