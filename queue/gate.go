@@ -10,6 +10,7 @@ import (
 
 	"github.com/edgequeue/waitingroom/challenge"
 	"github.com/edgequeue/waitingroom/store"
+	"github.com/edgequeue/waitingroom/store/shard"
 )
 
 // Action is what to do with a request.
@@ -271,7 +272,7 @@ func (g *Gate) join(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 			return Decision{Action: Limited, Why: "joins per " + over}
 		}
 	}
-	pl, err := g.Store.Join(ctx, room.Name, policy, pass.ArrivalID, v.Now)
+	pl, err := g.Store.Join(ctx, room.Name, policy, store.Arrival{ID: pass.ArrivalID, Shard: arrivalShard(room, pass)}, v.Now)
 	if err != nil {
 		return g.storeFailed(room, "join failed", err)
 	}
@@ -420,12 +421,61 @@ func (g *Gate) arrive(room *Room, v Visitor, refused error) Decision {
 		return Decision{Action: Busy, Why: "arrival id", Err: err}
 	}
 	p := Pass{Kind: Arrival, Room: room.Name, ArrivalID: id, Bind: v.Bind, IssuedAt: v.Now, Expires: v.Now.Add(ArrivalTTL),
-		Work: g.ladderBits(room, v)}
+		Work: g.ladderBits(room, v), Shard: g.choose(room, id, v.Now)}
 	d := Decision{Action: Arrive, Why: "arrived", Err: refused}
 	if p.Work > 0 {
 		d.Action, d.Why, d.Challenge = Work, "arrived, work to do", workOf(room, p)
 	}
 	return g.withPass(d, p, ArrivalTTL)
+}
+
+// choose is which of the two shards an arrival may join (shard.Choices)
+// it is sent to, as its arrival pass records it: 1, the second, when the
+// POP's snapshots of both, fresh (at most two TTLs old), show the
+// second's line the shorter (shardLoad); else 0, the first, the hash's,
+// as when the POP has no fresh snapshot of either. Reading them is no
+// store call; a fault in reading one is logged, and reads as none.
+func (g *Gate) choose(room *Room, id string, now time.Time) int {
+	k := room.shards()
+	if k <= 1 || g.Snapshots == nil || room.SnapshotTTL() <= 0 {
+		return 0
+	}
+	var load [2]int64
+	for j, i := range shard.Choices(id, k) {
+		snap, err := g.Snapshots.Peek(room, i)
+		switch {
+		case err == nil && snap.At.After(now.Add(-2*room.SnapshotTTL())):
+			load[j] = shardLoad(room, snap, i, now)
+			continue
+		case err != nil && !errors.Is(err, ErrNoSnapshot) && g.Logf != nil:
+			g.Logf("room %s: snapshot of shard %d not read for an arrival's shard: %v", room.Name, i, err)
+		}
+		return 0
+	}
+	if load[1] < load[0] {
+		return 1
+	}
+	return 0
+}
+
+// shardLoad is how long shard i's line in snap is for a newcomer: its
+// waiting tickets (both lanes), less the places it has free, so that of
+// two empty lines the one with more room is the shorter.
+func shardLoad(room *Room, snap Snapshot, i int, now time.Time) int64 {
+	l := snap.Line
+	return l.Waiting() + l.PriorityIssued - l.PriorityAdmitted - max(paceOf(room, l, i, now).free, 0)
+}
+
+// arrivalShard is the shard an arrival (or decoy) pass joins: the one of
+// its two (shard.Choices) its pass records. A pass that records none
+// (issued before the choice, or a decoy's) joins the first, the hash's,
+// where a replay of it finds the ticket it took.
+func arrivalShard(room *Room, pass Pass) int {
+	c := shard.Choices(pass.ArrivalID, room.shards())
+	if pass.Kind == Arrival && pass.Shard == 1 {
+		return c[1]
+	}
+	return c[0]
 }
 
 // NoScriptWait is how long a browser without JavaScript waits on the work

@@ -45,7 +45,7 @@ func (s *lineStore) next() (store.Place, error) {
 	return pl, nil
 }
 
-func (s *lineStore) Join(context.Context, string, store.Policy, string, time.Time) (store.Place, error) {
+func (s *lineStore) Join(context.Context, string, store.Policy, store.Arrival, time.Time) (store.Place, error) {
 	return s.next()
 }
 

@@ -128,7 +128,12 @@ type Pass struct {
 	// pass them over.
 	Seen time.Time
 	// Shard is the shard of a sharded room whose line holds the ticket
-	// or session (tickets and sessions; 0 in a room of one line).
+	// or session (tickets and sessions; 0 in a room of one line). An
+	// arrival pass records which of the two shards its arrival may join
+	// (shard.Choices) the edge sent it to: 0 the first, the hash's (and
+	// every arrival pass issued before the choice), 1 the second. It is
+	// chosen when the pass is issued, and signed, so every join with the
+	// pass, a replay too, goes to the same shard.
 	Shard int
 	// Work is the bits of the proof of work the arrival must do before
 	// it joins (arrival passes only; see package challenge): its

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edgequeue/waitingroom/store"
+	"github.com/edgequeue/waitingroom/store/shard"
 )
 
 // TestShardedPlace: a sharded room's visitor waits in their shard's line,
@@ -128,5 +129,164 @@ func TestShardsNeedPlaces(t *testing.T) {
 		if err == nil && r.Policy(now).Shards != r.Shards {
 			t.Errorf("%s: policy shards %d, room %d", tc.json, r.Policy(now).Shards, r.Shards)
 		}
+	}
+}
+
+// shardSnaps is one POP's snapshots of a sharded room's lines, read only
+// (Peek); a shard it holds none of has none.
+type shardSnaps struct {
+	snaps map[int]Snapshot
+	err   error
+}
+
+func (s shardSnaps) Get(*Room, int, time.Time, func() (Snapshot, error)) (Snapshot, error) {
+	return Snapshot{}, ErrNoSnapshot
+}
+
+func (s shardSnaps) Peek(_ *Room, i int) (Snapshot, error) {
+	if s.err != nil {
+		return Snapshot{}, s.err
+	}
+	snap, ok := s.snaps[i]
+	if !ok {
+		return Snapshot{}, ErrNoSnapshot
+	}
+	return snap, nil
+}
+
+// TestChooseTheShorterLine: an arrival is sent to the shorter of its two
+// shards' lines as the POP's fresh snapshots show them (fewer waiting, or
+// more places free), else to the first, the hash's; reading them is no
+// store call (the gate has no store here).
+func TestChooseTheShorterLine(t *testing.T) {
+	const id = "a" // shard.Choices("a", 4) is shards 0 and 1
+	if c := shard.Choices(id, 4); c != [2]int{0, 1} {
+		t.Fatalf("choices of %q: %v", id, c)
+	}
+	fresh, stale := now.Add(-500*time.Millisecond), now.Add(-2*time.Second)
+	waiting := func(n int64, at time.Time) Snapshot {
+		return Snapshot{Line: store.Line{Epoch: 7, Admitted: 100, Issued: 100 + n, Active: 10}, At: at}
+	}
+	held := func(n int64) Snapshot { return Snapshot{Line: store.Line{Epoch: 7, Active: n}, At: fresh} }
+	two := func(a, b Snapshot) map[int]Snapshot { return map[int]Snapshot{0: a, 1: b} }
+	tenMore := Snapshot{Line: store.Line{Epoch: 7, Admitted: 100, Issued: 110, PriorityIssued: 10, Active: 10}, At: fresh}
+	livePlaces := Snapshot{Line: store.Line{Epoch: 7, Active: 5, Overrides: store.Overrides{Capacity: ptr(80)}}, At: fresh}
+	tests := []struct {
+		name   string
+		room   string
+		snaps  map[int]Snapshot
+		err    error
+		want   int
+		logged bool
+	}{
+		{"no snapshot: the hash's", "", nil, nil, 0, false},
+		{"only the first's snapshot: the hash's", "", map[int]Snapshot{0: waiting(50, fresh)}, nil, 0, false},
+		{"only the second's snapshot: the hash's", "", map[int]Snapshot{1: waiting(5, fresh)}, nil, 0, false},
+		{"the second's line shorter", "", two(waiting(50, fresh), waiting(49, fresh)), nil, 1, false},
+		{"the first's line shorter", "", two(waiting(5, fresh), waiting(49, fresh)), nil, 0, false},
+		{"as long: the hash's", "", two(waiting(5, fresh), waiting(5, fresh)), nil, 0, false},
+		{"nobody waits, the second has more places free", "", two(held(10), held(9)), nil, 1, false},
+		{"nobody waits, as many free: the hash's", "", two(held(3), held(3)), nil, 0, false},
+		{"places free in the first against a line in the second", "", two(held(9), waiting(1, fresh)), nil, 0, false},
+		{"the priority lane waits too", "", two(tenMore, waiting(19, fresh)), nil, 1, false},
+		// Shard 1's share of a live capacity of 80 is 20: 15 free.
+		{"the operator's live capacity", "", two(held(8), livePlaces), nil, 1, false},
+		{"the second's snapshot stale: the hash's", "", two(waiting(50, fresh), waiting(0, stale)), nil, 0, false},
+		{"the first's snapshot stale: the hash's", "", two(waiting(50, stale), waiting(0, fresh)), nil, 0, false},
+		{"a snapshot unreadable: the hash's, logged", "", two(waiting(50, fresh), waiting(0, fresh)), ErrBadSnapshot, 0, true},
+		{"a room without snapshots: the hash's", `,"snapshot_ttl":0`, two(waiting(50, fresh), waiting(0, fresh)), nil, 0, false},
+		{"a room of one line", `,"shards":1`, two(waiting(50, fresh), waiting(0, fresh)), nil, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			room, err := ParseRoom("shop", []byte(`{"paths":["/"],"max_active_users":40,"shards":4`+tc.room+`}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var logged []string
+			g := &Gate{Snapshots: shardSnaps{tc.snaps, tc.err}, Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}
+			if got := g.choose(room, id, now); got != tc.want {
+				t.Errorf("choice %d, want %d", got, tc.want)
+			}
+			if (len(logged) > 0) != tc.logged {
+				t.Errorf("logged %q, want a line: %v", logged, tc.logged)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// joinStore answers joins, noting the shard and arrival each names.
+type joinStore struct {
+	store.Store
+	joins []store.Arrival
+}
+
+func (s *joinStore) Join(_ context.Context, _ string, _ store.Policy, a store.Arrival, _ time.Time) (store.Place, error) {
+	s.joins = append(s.joins, a)
+	return store.Place{Ticket: int64(len(s.joins)), Outcome: store.Waiting, Line: store.Line{Epoch: 7, Issued: 50}, Shard: a.Shard}, nil
+}
+
+// TestArrivalPassCarriesTheShard: the shard chosen at the arrival (the
+// shorter line of the two in the POP's snapshots) is signed into the
+// arrival pass, the join goes to it, and so does a replay of the same
+// pass; a pass that records no choice (issued before it) joins the
+// hash's shard, where its first join went.
+func TestArrivalPassCarriesTheShard(t *testing.T) {
+	ks, _ := ParseKeySet("new:" + key2)
+	room, err := ParseRoom("shop", []byte(`{"paths":["/"],"max_active_users":40,"shards":4}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Shard i has 40 - 10 i waiting: the higher, the shorter.
+	snaps := shardSnaps{snaps: map[int]Snapshot{}}
+	for i := 0; i < 4; i++ {
+		snaps.snaps[i] = Snapshot{Line: store.Line{Epoch: 7, Admitted: 100, Issued: 140 - 10*int64(i), Active: 10}, At: now}
+	}
+	sentTo := map[int]int{}
+	for range 40 {
+		st := &joinStore{}
+		g := &Gate{Store: st, Keys: ks, Snapshots: snaps}
+		d := g.Decide(context.Background(), room, Visitor{Now: now})
+		if d.Action != Arrive {
+			t.Fatalf("a newcomer: %v (%s)", d.Action, d.Why)
+		}
+		arrival, err := ks.Verify("shop", d.Pass, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := shard.Choices(arrival.ArrivalID, 4)
+		want := max(c[0], c[1])
+		if got := c[arrival.Shard]; got != want || arrival.Shard != 0 && arrival.Shard != 1 {
+			t.Fatalf("arrival pass records %d of %v: shard %d, want %d, the shorter line", arrival.Shard, c, got, want)
+		}
+		sentTo[want]++
+		// The join, and a replay of the same pass, go to that shard.
+		for range 2 {
+			d := g.Decide(context.Background(), room, Visitor{Passes: []string{d.Pass}, Now: now.Add(time.Second)})
+			next, err := ks.Verify("shop", d.Pass, now.Add(time.Second))
+			if d.Action != Wait || err != nil || next.Shard != want {
+				t.Fatalf("join: %v (%s), ticket pass %+v (%v); want a wait in shard %d", d.Action, d.Why, next, err, want)
+			}
+		}
+		if len(st.joins) != 2 || st.joins[0] != st.joins[1] || st.joins[0] != (store.Arrival{ID: arrival.ArrivalID, Shard: want}) {
+			t.Fatalf("joins %+v: want two of %s in shard %d", st.joins, arrival.ArrivalID, want)
+		}
+
+		// The same arrival's pass as it was issued before the choice.
+		old := arrival
+		old.Shard = 0
+		tok, err := ks.Sign(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Decide(context.Background(), room, Visitor{Passes: []string{tok}, Now: now.Add(time.Second)})
+		if got := st.joins[2].Shard; got != shard.Of(arrival.ArrivalID, 4) {
+			t.Fatalf("a pass with no choice joined shard %d, want the hash's, %d", got, shard.Of(arrival.ArrivalID, 4))
+		}
+	}
+	if sentTo[0] != 0 || sentTo[3] == 0 {
+		t.Errorf("arrivals by shard %v: none to shard 0, the longest line, some to 3, the shortest", sentTo)
 	}
 }
