@@ -362,7 +362,7 @@ func (b *Bench) Fill(ctx context.Context, n int) error {
 	start := time.Now()
 	var filled atomic.Int64
 	err := b.calls(n, b.cfg.FillClients, func(i int) error {
-		if _, err := b.st.Join(ctx, room, p, "fill-"+strconv.Itoa(i), b.t0); err != nil {
+		if _, err := b.st.Join(ctx, room, p, store.Arrival{ID: "fill-" + strconv.Itoa(i)}, b.t0); err != nil {
 			return err
 		}
 		if k := filled.Add(1); k%100000 == 0 {
@@ -458,7 +458,7 @@ func (b *Bench) Pass(ctx context.Context) (Line, error) {
 	}
 	issued := last.Load().Issued
 	err = measure(OpJoin, func(k int) (bool, error) {
-		pl, err := b.st.Join(ctx, room, p, fmt.Sprintf("new-%d-%d", b.passes, k), b.now())
+		pl, err := b.st.Join(ctx, room, p, store.Arrival{ID: fmt.Sprintf("new-%d-%d", b.passes, k)}, b.now())
 		keep(pl.Line)
 		return err == nil && pl.Outcome == store.Waiting && pl.Ticket > issued, err
 	})

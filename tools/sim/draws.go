@@ -113,7 +113,7 @@ func storeDraw(ctx context.Context, st *store.Upstash, redis *resp.Pool, room st
 		return nil, store.Line{}, err
 	}
 	for k := int64(0); k < n; k++ {
-		pl, err := st.Join(ctx, room, p, "a"+strconv.FormatInt(k, 10), ev.PrequeueFrom.Add(time.Duration(k)*time.Millisecond))
+		pl, err := st.Join(ctx, room, p, store.Arrival{ID: "a" + strconv.FormatInt(k, 10)}, ev.PrequeueFrom.Add(time.Duration(k)*time.Millisecond))
 		if err != nil {
 			return nil, store.Line{}, err
 		}

@@ -51,11 +51,11 @@ func (c *calls) placed(pl store.Place, err error) (store.Place, error) {
 	return pl, err
 }
 
-func (c *calls) Join(ctx context.Context, room string, p store.Policy, arrival string, now time.Time) (store.Place, error) {
+func (c *calls) Join(ctx context.Context, room string, p store.Policy, a store.Arrival, now time.Time) (store.Place, error) {
 	if !c.ask() {
 		return store.Place{}, errRefused
 	}
-	return c.placed(c.st.Join(ctx, room, p, arrival, now))
+	return c.placed(c.st.Join(ctx, room, p, a, now))
 }
 
 func (c *calls) JoinPriority(ctx context.Context, room string, p store.Policy, arrival string, inv store.Invite, now time.Time) (store.Place, error) {
@@ -199,8 +199,8 @@ func (s shardCalls) lined(l store.Line, err error) (store.Line, error) {
 	return l, err
 }
 
-func (s shardCalls) Join(ctx context.Context, room string, p store.Policy, arrival string, now time.Time) (store.Place, error) {
-	return s.placed(s.Backend.Join(ctx, room, p, arrival, now))
+func (s shardCalls) Join(ctx context.Context, room string, p store.Policy, a store.Arrival, now time.Time) (store.Place, error) {
+	return s.placed(s.Backend.Join(ctx, room, p, a, now))
 }
 
 func (s shardCalls) JoinPriority(ctx context.Context, room string, p store.Policy, arrival string, inv store.Invite, now time.Time) (store.Place, error) {

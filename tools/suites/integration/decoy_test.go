@@ -56,9 +56,9 @@ type callCounter struct {
 	calls int
 }
 
-func (c *callCounter) Join(ctx2 context.Context, room string, p store.Policy, arrival string, now time.Time) (store.Place, error) {
+func (c *callCounter) Join(ctx2 context.Context, room string, p store.Policy, a store.Arrival, now time.Time) (store.Place, error) {
 	c.calls++
-	return c.Store.Join(ctx2, room, p, arrival, now)
+	return c.Store.Join(ctx2, room, p, a, now)
 }
 
 func (c *callCounter) Poll(ctx2 context.Context, room string, p store.Policy, t store.Ticket, now time.Time) (store.Place, error) {

@@ -88,8 +88,8 @@ func (c *placeCounter) wrap(ctx context.Context, room string, p store.Policy, ca
 	return pl, err
 }
 
-func (c *placeCounter) Join(ctx context.Context, room string, p store.Policy, arrival string, now time.Time) (store.Place, error) {
-	return c.wrap(ctx, room, p, func() (store.Place, error) { return c.Store.Join(ctx, room, p, arrival, now) })
+func (c *placeCounter) Join(ctx context.Context, room string, p store.Policy, a store.Arrival, now time.Time) (store.Place, error) {
+	return c.wrap(ctx, room, p, func() (store.Place, error) { return c.Store.Join(ctx, room, p, a, now) })
 }
 
 func (c *placeCounter) JoinPriority(ctx context.Context, room string, p store.Policy, arrival string, inv store.Invite, now time.Time) (store.Place, error) {

@@ -28,7 +28,7 @@ func fillFast(t *testing.T, st *store.Upstash, room string, p store.Policy, n in
 		go func(w int) {
 			defer wg.Done()
 			for i := w; i < n; i += 8 {
-				if _, err := st.Join(ctx, room, p, fmt.Sprintf("%s-%d", room, i), now); err != nil {
+				if _, err := st.Join(ctx, room, p, store.Arrival{ID: fmt.Sprintf("%s-%d", room, i)}, now); err != nil {
 					errs <- err
 					return
 				}
@@ -204,7 +204,7 @@ func TestFarPollsAnswerAsTheLinesWorkThroughARandomSale(t *testing.T) {
 				t.Fatalf("step %d: ticket %d answered far from the front:\n %+v\nby the line's work:\n %+v", step, tk, pl, again)
 			}
 		case op < 6:
-			if _, err := st.Join(ctx, "r", p, fmt.Sprint("late-", step), now); err != nil {
+			if _, err := st.Join(ctx, "r", p, store.Arrival{ID: fmt.Sprint("late-", step)}, now); err != nil {
 				t.Fatal(err)
 			}
 		case op < 7 && len(sessions) > 0:

@@ -353,7 +353,7 @@ func TestLargePrequeueIsDrawnInOneCall(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if _, err := st.Join(ctx, "r", p, fmt.Sprint("a", i), ev.PrequeueFrom.Add(time.Second)); err != nil {
+			if _, err := st.Join(ctx, "r", p, store.Arrival{ID: fmt.Sprint("a", i)}, ev.PrequeueFrom.Add(time.Second)); err != nil {
 				t.Error(err)
 			}
 		}(i)

@@ -224,7 +224,7 @@ func TestHistoryCountsEachMinute(t *testing.T) {
 		l.join(t0.Add(time.Duration(i) * time.Second))
 	}
 	// A refused pass, and a closed room's newcomer, are refusals.
-	if _, err := st.Join(store.WithRefusal(ctx), "r", l.p, "refused-pass", t0.Add(10*time.Second)); err != nil {
+	if _, err := st.Join(store.WithRefusal(ctx), "r", l.p, store.Arrival{ID: "refused-pass"}, t0.Add(10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	m1 := t0.Add(time.Minute)

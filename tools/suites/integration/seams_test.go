@@ -248,7 +248,7 @@ func TestAnUnreadableStateIsRefused(t *testing.T) {
 	l := newLine(t, st, p)
 	l.join(t0)
 	do(t, st, nil, "HSET", st.Keys("r")[0], "s", "1,2,3,")
-	if _, err := st.Join(ctx, "r", p, "b", t0.Add(time.Second)); !errors.Is(err, store.ErrRejected) || !strings.Contains(err.Error(), "unreadable") {
+	if _, err := st.Join(ctx, "r", p, store.Arrival{ID: "b"}, t0.Add(time.Second)); !errors.Is(err, store.ErrRejected) || !strings.Contains(err.Error(), "unreadable") {
 		t.Fatalf("a join on a mangled state: %v, want the script's refusal", err)
 	}
 	var s string
@@ -260,7 +260,7 @@ func TestAnUnreadableStateIsRefused(t *testing.T) {
 	if err != nil || after.Issued != 0 || after.Epoch <= l.epoch {
 		t.Fatalf("a reset of a mangled state: %+v, %v; want a fresh line under a later epoch", after, err)
 	}
-	if pl, err := st.Join(ctx, "r", p, "c", t0.Add(3*time.Second)); err != nil || pl.Ticket != 1 {
+	if pl, err := st.Join(ctx, "r", p, store.Arrival{ID: "c"}, t0.Add(3*time.Second)); err != nil || pl.Ticket != 1 {
 		t.Fatalf("a join after the reset: %+v, %v; want ticket 1", pl, err)
 	}
 	lineState(t, st, "r")

@@ -73,7 +73,7 @@ func TestShardedRoomOnTheRealStore(t *testing.T) {
 		p := r.Policy(now)
 		for i := 0; i < arrivals; i++ {
 			id := fmt.Sprintf("arrival-%04d", len(visitors))
-			pl, err := st.Join(ctx, r.Name, p, id, now)
+			pl, err := st.Join(ctx, r.Name, p, store.Arrival{ID: id, Shard: shard.Of(id, r.Shards)}, now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -257,7 +257,7 @@ func TestShardDownIsNamed(t *testing.T) {
 	served := 0
 	for i := 0; i < 20; i++ {
 		id := fmt.Sprintf("a%d", i)
-		_, err := st.Join(ctx, r.Name, r.Policy(t0), id, t0)
+		_, err := st.Join(ctx, r.Name, r.Policy(t0), store.Arrival{ID: id, Shard: shard.Of(id, 4)}, t0)
 		switch up := shard.Of(id, 4)%2 == 0; {
 		case up && err != nil:
 			t.Fatalf("join on shard %d (up): %v", shard.Of(id, 4), err)

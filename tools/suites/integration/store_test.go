@@ -91,7 +91,7 @@ func (l *line) join(now time.Time) store.Place {
 func (l *line) joinAs(arrival string, now time.Time) store.Place {
 	l.t.Helper()
 	l.at(now)
-	return l.check(l.st.Join(ctx, "r", l.p, arrival, now))
+	return l.check(l.st.Join(ctx, "r", l.p, store.Arrival{ID: arrival}, now))
 }
 
 func (l *line) poll(ticket int64, now time.Time) store.Place {
@@ -448,12 +448,12 @@ func TestStoreErrors(t *testing.T) {
 	p := policy(1, 1, 0)
 	badToken := *st
 	badToken.Token = "wrong"
-	if _, err := badToken.Join(ctx, "r", p, "s", t0); !errors.Is(err, store.ErrUnauthorized) {
+	if _, err := badToken.Join(ctx, "r", p, store.Arrival{ID: "s"}, t0); !errors.Is(err, store.ErrUnauthorized) {
 		t.Fatalf("wrong token: %v, want ErrUnauthorized", err)
 	}
 	nowhere := *st
 	nowhere.URL = "http://127.0.0.1:1"
-	if _, err := nowhere.Join(ctx, "r", p, "s", t0); !errors.Is(err, store.ErrUnavailable) {
+	if _, err := nowhere.Join(ctx, "r", p, store.Arrival{ID: "s"}, t0); !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("unreachable: %v, want ErrUnavailable", err)
 	}
 	short := *st
@@ -487,7 +487,7 @@ func TestConcurrentJoinsAreDistinctGaplessAndAdmittedInOrder(t *testing.T) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			pl, err := st.Join(ctx, "r", p, fmt.Sprint("a", i), t0)
+			pl, err := st.Join(ctx, "r", p, store.Arrival{ID: fmt.Sprint("a", i)}, t0)
 			if err != nil {
 				t.Error(err)
 			}

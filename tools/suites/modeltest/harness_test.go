@@ -159,7 +159,7 @@ func (h *harness) do(who string, c call) answer {
 	var err error
 	switch c.op {
 	case "join":
-		a.place, err = h.st.Join(ctx, h.room, p, c.arrival, h.now)
+		a.place, err = h.st.Join(ctx, h.room, p, store.Arrival{ID: c.arrival}, h.now)
 	case "vip":
 		a.place, err = h.st.JoinPriority(ctx, h.room, p, c.arrival, c.invite, h.now)
 	case "poll":

@@ -90,7 +90,7 @@ func long(t *testing.T, e *env, p store.Policy, room string, n int) {
 		go func() {
 			defer wg.Done()
 			for i := w; i < n; i += workers {
-				if _, err := st.Join(ctx, room, p, fmt.Sprint("a", i), t0); err != nil {
+				if _, err := st.Join(ctx, room, p, store.Arrival{ID: fmt.Sprint("a", i)}, t0); err != nil {
 					errs <- err
 					return
 				}

@@ -88,7 +88,7 @@ func seed(t *testing.T, st *devstack.Stack, now time.Time) {
 			calls := 0
 			for j := joins * s / 15; j < joins*(s+1)/15; j++ {
 				arrivals++
-				pl, err := u.Join(ctx, "shop", p, fmt.Sprint("seed-", arrivals), at)
+				pl, err := u.Join(ctx, "shop", p, store.Arrival{ID: fmt.Sprint("seed-", arrivals)}, at)
 				check("join", err)
 				if pl.Outcome == store.Waiting {
 					waiting = append(waiting, store.Ticket{Number: pl.Ticket, Epoch: pl.Line.Epoch})
