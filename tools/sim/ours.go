@@ -244,6 +244,34 @@ func (o *Ours) Held(ctx context.Context, now time.Time) (int64, bool, error) {
 	return l.Active + l.Called, true, err
 }
 
+// Lines implements ShardReader: each shard's line, read as the shard
+// store reads it (its own stats, with its share of the limits).
+func (o *Ours) Lines(ctx context.Context, now time.Time) ([]store.Line, error) {
+	p := o.Room.Policy(now)
+	p.Shards = o.Shards()
+	lines := make([]store.Line, o.Shards())
+	for i := range lines {
+		sp := p
+		sp.Shard = i
+		l, err := o.Store.Stats(ctx, shard.Name(o.Room.Name, i), sp, now)
+		if err != nil {
+			return nil, fmt.Errorf("shard %d: %w", i, err)
+		}
+		lines[i] = l
+	}
+	return lines, nil
+}
+
+// Shares implements ShardReader: the room's places split as the store
+// splits them (none for a room without a cap).
+func (o *Ours) Shares() []int64 {
+	shares := make([]int64, o.Shards())
+	for i := range shares {
+		shares[i] = shard.Split(int64(o.Room.MaxActiveUsers), i, o.Shards())
+	}
+	return shares
+}
+
 // Sessions implements SessionCounter: the sessions the store holds.
 func (o *Ours) Sessions(ctx context.Context, now time.Time) (int64, error) {
 	l, err := o.lines.Stats(ctx, o.Room.Name, o.Room.Policy(now), now)

@@ -43,6 +43,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgequeue/waitingroom/store"
 	"github.com/edgequeue/waitingroom/tools/resp"
 )
 
@@ -138,6 +139,11 @@ type Report struct {
 	// who have gone still held, over the samples taken while visitors were
 	// waiting, for policies that count their sessions (SessionCounter).
 	IdleHeld float64
+	// IdleElsewhere is the mean share of the capacity left idle in shards
+	// nobody waited in while visitors waited in another, over the samples
+	// taken while visitors were waiting, for policies whose room runs as
+	// shards (ShardReader): what their fixed split of the places costs.
+	IdleElsewhere float64
 	// Calls counts store calls by the kind of visitor request that made
 	// them; Requests counts visitor requests by kind: join, poll, session
 	// (an admitted visitor's request), heartbeat (their page's ping) and
@@ -287,6 +293,14 @@ type SessionCounter interface {
 	Sessions(ctx context.Context, now time.Time) (int64, error)
 }
 
+// ShardReader is a policy whose room runs as shards, each with its share
+// of the places: Lines reads each shard's line, and Shares says each one's
+// places.
+type ShardReader interface {
+	Lines(ctx context.Context, now time.Time) ([]store.Line, error)
+	Shares() []int64
+}
+
 // MinuteCounter is a policy that counts the visitors it called in each
 // calendar minute (a rate-limited room).
 type MinuteCounter interface {
@@ -375,6 +389,7 @@ type run struct {
 	live       int        // admitted visitors who have not gone
 	utilSum    float64
 	idleSum    float64
+	elseSum    float64 // the samples' IdleElsewhere
 	utilN      int
 	lastMinute time.Time
 	memBefore  int64
@@ -486,6 +501,7 @@ func (r *run) finish() {
 	if r.utilN > 0 {
 		r.rep.Utilisation = r.utilSum / float64(r.utilN)
 		r.rep.IdleHeld = r.idleSum / float64(r.utilN)
+		r.rep.IdleElsewhere = r.elseSum / float64(r.utilN)
 	}
 	if r.rep.Capacity > 0 && r.rep.MaxLive > int64(r.rep.Capacity) {
 		r.rep.Overshoot = r.rep.MaxLive - int64(r.rep.Capacity)
@@ -909,6 +925,13 @@ func (r *run) sample(ctx context.Context, now time.Time) error {
 			}
 			r.idleSum += float64(max(0, sessions-int64(r.live))) / float64(r.cfg.Capacity)
 		}
+		if sr, ok := r.p.(ShardReader); ok {
+			lines, err := sr.Lines(ctx, now)
+			if err != nil {
+				return err
+			}
+			r.elseSum += float64(idleElsewhere(lines, sr.Shares())) / float64(r.cfg.Capacity)
+		}
 	}
 	held, ok, err := r.p.Held(ctx, now)
 	if err != nil {
@@ -935,6 +958,25 @@ func (r *run) sample(ctx context.Context, now time.Time) error {
 	mem, err := r.usedMemory()
 	r.rep.RedisPeak = max(r.rep.RedisPeak, mem-r.memBefore)
 	return err
+}
+
+// idleElsewhere is how many places the shards whose lines are empty
+// leave free while another shard's line waits (each shard's places its
+// share of shares): places a room of one line would have called a
+// visitor to.
+func idleElsewhere(lines []store.Line, shares []int64) int64 {
+	var free, waiting int64
+	for i, l := range lines {
+		if l.Waiting() > 0 {
+			waiting += l.Waiting()
+			continue
+		}
+		free += max(shares[i]-l.Active-l.Called, 0)
+	}
+	if waiting == 0 {
+		return 0
+	}
+	return free
 }
 
 // seeBotCalls counts the bots' tickets among those called and not claimed.
