@@ -249,17 +249,17 @@ func ShardsSection(res Results, s ShardsRun) string {
 	}
 	w(".\n\n")
 
-	w("| K | design | peak calls/s, room | busiest shard's peak calls/s | each shard's peak |%s overshoot, origin | overshoot, places held | most places held | places lost | utilisation while visitors wait | time waited, p90 | ran in |\n", s.headroomHeads())
-	w("|---:|---|---:|---:|---|%s---:|---:|---:|---:|---:|---:|---:|\n", strings.Repeat("---:|", len(s.Ceilings)))
+	w("| K | design | peak calls/s, room | busiest shard's peak calls/s | each shard's peak |%s overshoot, origin | overshoot, places held | most places held | places lost | utilisation while visitors wait | idle while others wait | time waited, p90 | ran in |\n", s.headroomHeads())
+	w("|---:|---|---:|---:|---|%s---:|---:|---:|---:|---:|---:|---:|---:|\n", strings.Repeat("---:|", len(s.Ceilings)))
 	for _, r := range s.Runs {
 		rep := r.Report
 		var each []string
 		for _, p := range rep.Shards.PeakPerSecond {
 			each = append(each, thousands(float64(p)))
 		}
-		w("| %d | %s | %s | %s | %s |%s %d | %d | %s | %d | %s | %s | %s |\n", r.Shards, r.design(), thousands(float64(rep.PeakCallsPerSecond)),
+		w("| %d | %s | %s | %s | %s |%s %d | %d | %s | %d | %s | %s | %s | %s |\n", r.Shards, r.design(), thousands(float64(rep.PeakCallsPerSecond)),
 			thousands(float64(rep.Shards.BusiestPeak())), strings.Join(each, ", "), s.headrooms(float64(rep.Shards.BusiestPeak())),
-			rep.Overshoot, rep.HeldOvershoot(), thousands(float64(rep.MaxHeld)), rep.LostPlaces, percent(rep.Utilisation), rep.WaitP90.Round(time.Second), rep.Elapsed.Round(time.Second))
+			rep.Overshoot, rep.HeldOvershoot(), thousands(float64(rep.MaxHeld)), rep.LostPlaces, percent(rep.Utilisation), percent(rep.IdleElsewhere), rep.WaitP90.Round(time.Second), rep.Elapsed.Round(time.Second))
 	}
 
 	w("\n**Arrival order.** Pairs of steady visitors (who polled until admitted), the earlier arrival (by at least a batch, %s) admitted more than one poll (%s) after the later; the lag is the most any visitor was admitted after one who arrived later, the gap the most arrival time between the two of a pair counted. The bound is the one docs/rooms.md states (\"Sharded rooms\") and the end-to-end suite checks: (imbalance + a shard's burst) ÷ a shard's pace, plus the longest a place is held (the longest stay, %s, then the inactivity timeout: a shard that has just filled frees none before its first visitor leaves), plus one poll, where the imbalance is the most first joins one shard had received beyond another's over the run, and a shard's pace its share of the places over that hold.\n\n",
@@ -304,6 +304,7 @@ func ShardsSection(res Results, s ShardsRun) string {
 	w("- **overshoot, origin**: the most visitors on the origin at once beyond the capacity, as the simulator counts them. **overshoot, places held**: the most sessions plus unclaimed calls the shards held together beyond the capacity, summed over the shards after every %s batch (each shard's latest answer, the most it answered when the batch called it) and at every %s sample (the room's stats); **most places held** is that sum's peak.\n", cfg.Batch, cfg.Sample)
 	w("- **places lost**: steady visitors whose place was given away.\n")
 	w("- **utilisation**: the mean of visitors on the origin ÷ the capacity, over the samples taken while visitors waited.\n")
+	w("- **idle while others wait**: the places free in shards nobody waited in while visitors waited in another shard, ÷ the capacity, over the same samples: what the fixed split of the places costs (a room of one line has none). Each arrival is sent to the shorter of its two shards' lines in its POP's snapshots, the hash's when the POP has none (today's edge, without snapshots).\n")
 	w("- **ran in**: the real time the run took.\n")
 	return b.String()
 }
