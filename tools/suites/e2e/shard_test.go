@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/store"
 	"github.com/edgequeue/waitingroom/store/shard"
+	"github.com/edgequeue/waitingroom/tools/devstack"
 )
 
 // shardedRoom is a room of four shards on the one local database: 2
@@ -179,5 +181,100 @@ func TestShardedRoomEndToEnd(t *testing.T) {
 	}
 	if l.Issued != n {
 		t.Fatalf("the shards issued %d tickets for %d arrivals", l.Issued, n)
+	}
+}
+
+// TestArrivalsGoToTheShorterLine: through the real wasm, an arrival is
+// sent to the shorter of its two shards' lines as the POP's snapshots
+// show them, its arrival pass records which, its join goes there, and a
+// replay of the same arrival pass finds the ticket it took.
+//
+// Shards 0 and 1 are seeded with 30 waiting each, shards 2 and 3 with one
+// (each shard's one place taken), and a poll of a waiting ticket in each
+// shard fills the POP's snapshot of it (for 10 s): then an arrival whose
+// two shards are a long and a short line goes to the short one, and one
+// whose two are alike to the first, the hash's.
+func TestArrivalsGoToTheShorterLine(t *testing.T) {
+	const room = `{"paths":["/"],"max_active_users":4,"shards":4,"snapshot_ttl":10,"refresh":2,"queue_timeout":300,` +
+		`"claim_window":3600,"inactivity_timeout":600,"session_duration":600,"joins_per_ip_per_minute":0}`
+	e := startRoom(t, loadTimeout, room)
+	r, err := queue.ParseRoom("shop", []byte(room))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := e.stack.Store()
+	// The binding of this test's client, which a pass must carry.
+	newcomer := &visitor{e: e}
+	newcomer.do1(http.MethodGet, "/", nil)
+	bound, err := e.keys.Verify("shop", newcomer.cookie, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := []int{30, 30, 1, 1}
+	now := time.Now()
+	for i, n := range waiting {
+		p := r.Policy(now)
+		p.Shard = i
+		var last store.Place
+		for j := 0; j <= n; j++ {
+			if last, err = db.Join(context.Background(), shard.Name("shop", i), p, store.Arrival{ID: fmt.Sprintf("seed-%d-%d", i, j)}, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The POP's snapshot of shard i, filled by its last ticket's poll.
+		tok, err := e.keys.Sign(queue.Pass{Kind: queue.Ticket, Room: "shop", Number: last.Ticket, Epoch: last.Line.Epoch, Shard: i,
+			Bind: bound.Bind, Joined: now, Seen: now, IssuedAt: now, Expires: now.Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := &visitor{e: e, cookie: tok}
+		a := v.do1(http.MethodGet, "/", nil, "Accept", "application/json")
+		if pl, err := devstack.ReadPlace(a.body); err != nil || pl.Status != "waiting" {
+			t.Fatalf("shard %d's seeded ticket %d: %d %s (%v), want waiting", i, last.Ticket, a.status, a.body, err)
+		}
+	}
+
+	short := func(i int) bool { return waiting[i] < 30 }
+	sentTo := make([]int, len(waiting))
+	var arrivals []queue.Pass
+	var tokens []string
+	for len(arrivals) < 24 {
+		v := &visitor{e: e}
+		a := v.do1(http.MethodGet, "/", nil, "Accept", "application/json")
+		p, err := e.keys.Verify("shop", v.cookie, time.Now())
+		if err != nil || p.Kind != queue.Arrival {
+			t.Fatalf("a newcomer: %d %s, pass %+v (%v); want an arrival pass", a.status, a.body, p, err)
+		}
+		c := shard.Choices(p.ArrivalID, 4)
+		want := c[0]
+		if !short(c[0]) && short(c[1]) {
+			want = c[1]
+		}
+		if got := c[min(max(p.Shard, 0), 1)]; got != want || p.Shard > 1 {
+			t.Fatalf("arrival %s (shards %v) sent to shard %d (pass records %d), want %d, the shorter line", p.ArrivalID, c, got, p.Shard, want)
+		}
+		sentTo[want]++
+		arrivals, tokens = append(arrivals, p), append(tokens, v.cookie)
+	}
+	if sentTo[2]+sentTo[3] <= sentTo[0]+sentTo[1] {
+		t.Errorf("arrivals by shard %v: want most in shards 2 and 3, the short lines", sentTo)
+	}
+
+	// The joins, and a replay of each arrival pass, land in its shard on
+	// the same ticket.
+	for i, tok := range tokens[:6] {
+		var got [2]queue.Pass
+		for k := range got {
+			v := &visitor{e: e, cookie: tok}
+			a := v.get("/", "Accept", "application/json")
+			if got[k], err = e.keys.Verify("shop", v.cookie, time.Now()); err != nil || got[k].Kind != queue.Ticket {
+				t.Fatalf("arrival %d, join %d: %d %s, pass %+v (%v); want a ticket", i, k, a.status, a.body, got[k], err)
+			}
+		}
+		want := shard.Choices(arrivals[i].ArrivalID, 4)[arrivals[i].Shard]
+		if got[0].Shard != want || got[1].Shard != want || got[0].Number != got[1].Number {
+			t.Errorf("arrival %d: joined shard %d ticket %d, replayed shard %d ticket %d; want shard %d, one ticket",
+				i, got[0].Shard, got[0].Number, got[1].Shard, got[1].Number, want)
+		}
 	}
 }
