@@ -272,7 +272,31 @@ func (g *Gate) join(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 			return Decision{Action: Limited, Why: "joins per " + over}
 		}
 	}
-	pl, err := g.Store.Join(ctx, room.Name, policy, store.Arrival{ID: pass.ArrivalID, Shard: arrivalShard(room, pass)}, v.Now)
+	a := store.Arrival{ID: pass.ArrivalID, Shard: arrivalShard(room, pass)}
+	var pl store.Place
+	var err error
+	joined := false
+	join := func() (store.Place, error) {
+		pl, err = g.Store.Join(ctx, room.Name, policy, a, v.Now)
+		joined = true
+		return pl, err
+	}
+	if g.Snapshots != nil && room.SnapshotTTL() > 0 && room.shards() > 1 {
+		// The join's answer holds its shard's line as a poll's does:
+		// when the POP's snapshot of the shard is due, the join fills
+		// it, so the POP sees the lines of shards nobody waits in (and
+		// nobody polls), which the next arrivals' choice reads (choose).
+		_, serr := g.Snapshots.Get(room, a.Shard, v.Now, func() (Snapshot, error) {
+			pl, err := join()
+			return Snapshot{Line: pl.Line, At: v.Now}, err
+		})
+		if serr != nil && !joined && !errors.Is(serr, ErrNoSnapshot) && !errors.Is(serr, store.ErrUnavailable) && g.Logf != nil {
+			g.Logf("room %s: snapshot of shard %d not filled by a join: %v", room.Name, a.Shard, serr)
+		}
+	}
+	if !joined {
+		join()
+	}
 	if err != nil {
 		return g.storeFailed(room, "join failed", err)
 	}

@@ -290,3 +290,66 @@ func TestArrivalPassCarriesTheShard(t *testing.T) {
 		t.Errorf("arrivals by shard %v: none to shard 0, the longest line, some to 3, the shortest", sentTo)
 	}
 }
+
+// fillSnaps is one POP's snapshots of a sharded room's lines, each
+// filled when older than the TTL.
+type fillSnaps map[int]Snapshot
+
+func (s fillSnaps) Get(room *Room, i int, now time.Time, fill func() (Snapshot, error)) (Snapshot, error) {
+	if snap, ok := s[i]; ok && now.Sub(snap.At) < room.SnapshotTTL() {
+		return snap, nil
+	}
+	snap, err := fill()
+	if err == nil {
+		s[i] = snap
+	}
+	return snap, err
+}
+
+func (s fillSnaps) Peek(_ *Room, i int) (Snapshot, error) {
+	if snap, ok := s[i]; ok {
+		return snap, nil
+	}
+	return Snapshot{}, ErrNoSnapshot
+}
+
+// TestJoinFillsItsShardsSnapshot: in a sharded room a join's answer fills
+// the POP's snapshot of its shard when it is due, with no store call of
+// its own, so the POP sees a line nobody polls; a fresh one is left.
+func TestJoinFillsItsShardsSnapshot(t *testing.T) {
+	ks, _ := ParseKeySet("new:" + key2)
+	room, err := ParseRoom("shop", []byte(`{"paths":["/"],"max_active_users":40,"shards":4}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := Snapshot{Line: store.Line{Epoch: 7, Issued: 3}, At: now.Add(-5 * time.Second)}
+	fresh := Snapshot{Line: store.Line{Epoch: 7, Issued: 3}, At: now.Add(-500 * time.Millisecond)}
+	for _, tc := range []struct {
+		name  string
+		snaps fillSnaps
+		// issued is the snapshot's Issued after the join: 50 is the
+		// join's answer.
+		issued int64
+	}{
+		{"none: filled", fillSnaps{}, 50},
+		{"stale: filled", fillSnaps{0: old, 1: old, 2: old, 3: old}, 50},
+		{"fresh: kept", fillSnaps{0: fresh, 1: fresh, 2: fresh, 3: fresh}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &joinStore{}
+			g := &Gate{Store: st, Keys: ks, Snapshots: tc.snaps}
+			tok, err := ks.Sign(Pass{Kind: Arrival, Room: "shop", ArrivalID: "a", Shard: 1, IssuedAt: now, Expires: now.Add(ArrivalTTL)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := g.Decide(context.Background(), room, Visitor{Passes: []string{tok}, Now: now})
+			to := shard.Choices("a", 4)[1]
+			if d.Action != Wait || len(st.joins) != 1 || st.joins[0].Shard != to {
+				t.Fatalf("%v (%s), joins %+v: want one join, to shard %d", d.Action, d.Why, st.joins, to)
+			}
+			if got := tc.snaps[to]; got.Line.Issued != tc.issued {
+				t.Errorf("shard %d's snapshot %+v, want issued %d", to, got, tc.issued)
+			}
+		})
+	}
+}
