@@ -105,19 +105,19 @@ func TestDefects(t *testing.T) {
 			h.visit(v) // false: the session lapsed at +1m30.5s
 		},
 	}, {
-		// The other side of line time: a silence while visitors wait is
-		// an outage, and one a renewal reports is one too; nobody loses
-		// a place or a session to it.
+		// The other side of line time: a silence in which the edge saw
+		// the store fail (the POP's down marker, a failed renewal) is an
+		// outage; nobody loses a place or a session to it.
 		name: "an outage costs nobody a place",
 		p:    basePolicy(1, 0, 1, 0.5),
 		run: func(h *harness) {
 			v, w := h.newVisitor(nil), h.newVisitor(nil)
 			h.visit(v)
 			h.visit(w)
-			h.outage(10 * time.Minute) // v renews, reporting the failure; w polls
+			h.outage(10*time.Minute, seenByPOP) // v renews, reporting the failure; w polls
 			h.endSession(v)
 			h.keepCalling(30*s, 5*s, []*visitor{w}) // w is called when v's pass stops admitting
-			h.outage(10 * time.Minute)              // w alone, in a session
+			h.outage(10*time.Minute, seenByPOP)     // w alone, in a session
 		},
 	}, {
 		// Lost answers: every call retried with the same pass or arrival
