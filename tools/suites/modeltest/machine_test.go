@@ -31,7 +31,7 @@ var silences = []time.Duration{20 * time.Second, 40 * time.Second, 100 * time.Se
 
 // knobs narrow the drawn sequences, for runs that look for one defect
 // while others are known: MODELTEST_ACTIONS lists the actions to draw
-// (comma-separated; all when unset), MODELTEST_MAXGAP bounds the silence
+// (comma-separated; all when unset; every test's), MODELTEST_MAXGAP bounds the silence
 // between two calls (a Stats call fills any longer one, and quiet spells
 // and outages are not drawn).
 type knobs struct {
