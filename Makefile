@@ -4,7 +4,7 @@
 #   make prereqs what the tests need (tools/prereqs): installs it where it can, else says in one line what is missing
 #   make test    make prereqs, then every test: edge module (this Go, Go 1.23, TinyGo), tools module, end to end on both wasm builds
 #   make fuzz    every Fuzz target of the edge module, FUZZTIME (20s) each (CI runs it after make test)
-#   make model   the model-based tests of the store script and the join limit, MODELCHECKS (2000) sequences (CI too)
+#   make model   the model-based tests of the store script, sharded rooms, the door and the join limit, MODELCHECKS (2000) sequences (CI too)
 #   make serve   the waiting room locally (see README.md)
 #   make panel-screenshot  docs/admin-panel.png and docs/admin-panel-phone.png: the admin panel in headless Chromium (tools/suites/paneltest)
 #   make page-screenshots  docs/queue-*.png: the queue page in headless Chromium (tools/suites/pagetest)
@@ -98,12 +98,14 @@ FUZZTIME ?= 20s
 fuzz:
 	FUZZTIME=$(FUZZTIME) tools/fuzz-all
 
-# The model-based test of the store script (tools/suites/modeltest) and of the
-# doors into a place (TestNoDoorPassesTheJoinLimit), for MODELCHECKS random
-# sequences each: make test runs rapid's 100; CI runs this after make fuzz.
+# The model-based test of the store script (tools/suites/modeltest: one line,
+# a sharded room, the door through the gate) and of the doors into a place
+# (TestNoDoorPassesTheJoinLimit), for MODELCHECKS random sequences each:
+# make test runs rapid's 100; CI runs this after make fuzz.
 MODELCHECKS ?= 2000
 model:
 	cd tools && go test -count=1 -timeout 30m -run 'TestModel$$' ./suites/modeltest -rapid.checks=$(MODELCHECKS)
+	cd tools && go test -count=1 -timeout 30m -run 'TestShardedModel$$|TestDoor$$' ./suites/modeltest -rapid.checks=$(MODELCHECKS)
 	cd tools && go test -count=1 -timeout 30m -run 'TestNoDoorPassesTheJoinLimit$$' ./suites/integration -rapid.checks=$(MODELCHECKS)
 
 tools/suites/compat/node_modules: tools/suites/compat/package.json tools/suites/compat/package-lock.json

@@ -118,6 +118,10 @@ type Policy struct {
 	// Capacity (split as evenly as whole numbers go), so that the shards
 	// together never pass the room's rate or capacity.
 	Shards, Shard int
+	// FailedAt is the latest store failure the calling POP observed for
+	// the room (a call that failed or timed out), zero when none: the
+	// store counts a silence it explains as an outage, not a quiet spell.
+	FailedAt time.Time
 }
 
 // Mode is a room's calling mode, as the store applies it.
@@ -463,6 +467,9 @@ type Action struct {
 	// Set holds OpLimits' values.
 	Set   Overrides
 	Actor Actor
+	// ID names the action, so that a retry of it (the same ID) applies
+	// only where it has not applied yet.
+	ID string
 }
 
 // Entry is a as the audit log of room keeps it, taken at now and leaving

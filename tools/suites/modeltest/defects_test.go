@@ -8,10 +8,10 @@ import (
 )
 
 // TestDefects replays, as named sequences, the counterexamples rapid found
-// against the script as it was before issue 23 (shrunk by rapid, then
-// tidied by hand), one per defect of the issue, and a few of the rules
-// they break from the other side. Each must now hold: the model checks
-// every call, as in TestModel.
+// against the script as it was before issue 23, and before issue 34
+// (shrunk by rapid, then tidied by hand), one per defect of the issue, and
+// a few of the rules they break from the other side. Each must now hold:
+// the model checks every call, as in TestModel.
 func TestDefects(t *testing.T) {
 	e := newEnv(t)
 	const s = time.Second
@@ -105,19 +105,19 @@ func TestDefects(t *testing.T) {
 			h.visit(v) // false: the session lapsed at +1m30.5s
 		},
 	}, {
-		// The other side of line time: a silence while visitors wait is
-		// an outage, and one a renewal reports is one too; nobody loses
-		// a place or a session to it.
+		// The other side of line time: a silence in which the edge saw
+		// the store fail (the POP's down marker, a failed renewal) is an
+		// outage; nobody loses a place or a session to it.
 		name: "an outage costs nobody a place",
 		p:    basePolicy(1, 0, 1, 0.5),
 		run: func(h *harness) {
 			v, w := h.newVisitor(nil), h.newVisitor(nil)
 			h.visit(v)
 			h.visit(w)
-			h.outage(10 * time.Minute) // v renews, reporting the failure; w polls
+			h.outage(10*time.Minute, seenByPOP) // v renews, reporting the failure; w polls
 			h.endSession(v)
 			h.keepCalling(30*s, 5*s, []*visitor{w}) // w is called when v's pass stops admitting
-			h.outage(10 * time.Minute)              // w alone, in a session
+			h.outage(10*time.Minute, seenByPOP)     // w alone, in a session
 		},
 	}, {
 		// Lost answers: every call retried with the same pass or arrival
@@ -133,6 +133,59 @@ func TestDefects(t *testing.T) {
 			h.endSession(v)
 			h.keepCalling(30*s, 5*s, []*visitor{w}) // w is called, and claims
 			h.lose(w, 0)
+		},
+	}, {
+		// Issue 34, defect 4: a silence with tickets left behind was
+		// taken for an outage, so line time stood still through the
+		// night and a newcomer found the room full of the gone.
+		name: "a night with tickets left behind counts in full",
+		p:    basePolicy(1, 0, 1, 0.5),
+		run: func(h *harness) {
+			h.visit(h.newVisitor(nil)) // admitted, then gone
+			h.visit(h.newVisitor(nil)) // waits, then gone
+			h.advance(8 * time.Hour)
+			h.visit(h.newVisitor(nil)) // called at once: both places lapsed
+		},
+	}, {
+		// Issue 34, defect 4: visitors polling slower than refresh (a
+		// background tab) made every gap an outage, so a silent
+		// session held its place four times as long.
+		name: "polls slower than refresh leave line time on the wall clock",
+		p:    basePolicy(1, 0, 1, 0.5),
+		run: func(h *harness) {
+			h.visit(h.newVisitor(nil)) // admitted, then silent
+			w := h.newVisitor(nil)
+			h.visit(w)
+			h.keepCalling(120*s, 20*s, []*visitor{w}) // called at +1m40s, the first poll after +1m30.5s
+		},
+	}, {
+		// Issue 34, defect 4, the other side: an outage the POP saw
+		// (its down marker, on every call) counts a step, with nobody
+		// in line and no renewal to report it.
+		name: "an outage the POP saw keeps an ended session's place",
+		p:    basePolicy(0, 0, 1, 0.5),
+		run: func(h *harness) {
+			v := h.newVisitor(nil)
+			h.visit(v)
+			h.endSession(v)            // its place held until +20.5s
+			h.outage(40*s, seenByPOP)  // seen failing at +20s
+			h.visit(h.newVisitor(nil)) // the ended place still held
+		},
+	}, {
+		// Issue 34, defect 2: the join of a known arrival whose place
+		// was gone handed out a new ticket: one solution, a place each
+		// time the last one ended.
+		name: "a known arrival whose place is gone takes no new ticket",
+		p:    basePolicy(0, 0, 1, 0.5),
+		run: func(h *harness) {
+			v := h.newVisitor(nil)
+			h.visit(v) // admitted
+			h.endSession(v)
+			h.replay(v, v.arrival) // Lost, and Issued stays 1
+			w := h.newVisitor(&invites[1])
+			h.visit(w) // admitted, one use of three
+			h.endSession(w)
+			h.replay(w, w.arrival) // Lost, and no use taken
 		},
 	}}
 	for _, c := range cases {

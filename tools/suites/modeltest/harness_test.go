@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/store"
 	"github.com/edgequeue/waitingroom/tools/native"
 	"github.com/edgequeue/waitingroom/tools/redistest"
@@ -110,10 +111,22 @@ func basePolicy(capacity int, perMinute float64, burst int, share float64) store
 type visitor struct {
 	name    string
 	arrival string
+	// arrived is when the arrival pass was first presented (zero: not
+	// yet), past the arrivals the visitor held before, and when each was
+	// first presented: a client keeps every pass it was given, and may
+	// present any of them until it expires (queue.ArrivalTTL).
+	arrived time.Time
+	past    []pastArrival
 	invite  *store.Invite // nil: the regular lane
 	ticket  store.Ticket
 	session store.SessionRef
 	done    bool // ended their session, and left
+}
+
+// pastArrival is an arrival pass a visitor held before its current one.
+type pastArrival struct {
+	id      string
+	arrived time.Time
 }
 
 // harness drives one room: the store, the model, the visitors and the
@@ -137,6 +150,9 @@ type harness struct {
 	// call fills a longer one); lastCall is when the last call was made.
 	maxGap   time.Duration
 	lastCall time.Time
+	// down is the POP's down marker: the latest store failure it
+	// observed, which every call carries (Policy.FailedAt).
+	down time.Time
 }
 
 func (e *env) harness(t tb, p store.Policy) *harness {
@@ -154,7 +170,8 @@ func (h *harness) when() string { return clock(h.now.UnixMilli()) }
 func (h *harness) do(who string, c call) answer {
 	h.t.Helper()
 	p := h.m.p
-	p.Event = h.ev
+	p.Event, p.FailedAt = h.ev, h.down
+	c.down = h.down
 	var a answer
 	var err error
 	switch c.op {
@@ -274,10 +291,35 @@ func (h *harness) newVisitor(inv *store.Invite) *visitor {
 	return v
 }
 
-// fresh gives v a new arrival pass.
+// fresh gives v a new arrival pass, as the edge does to a newcomer and
+// to a holder whose place is gone; v keeps the one it held.
 func (h *harness) fresh(v *visitor) {
+	if !v.arrived.IsZero() {
+		v.past = append(v.past, pastArrival{v.arrival, v.arrived})
+	}
 	h.arrivals++
-	v.arrival = fmt.Sprint("a", h.arrivals)
+	v.arrival, v.arrived = fmt.Sprint("a", h.arrivals), time.Time{}
+}
+
+// expired reports whether an arrival pass first presented at arrived can
+// no longer be: the edge refuses it, and gives a new one.
+func (h *harness) expired(arrived time.Time) bool {
+	return !arrived.IsZero() && h.now.Sub(arrived) >= queue.ArrivalTTL
+}
+
+// replayable lists the arrival passes v may still present: the current
+// one and the earlier ones, until each expires.
+func (h *harness) replayable(v *visitor) []string {
+	var ids []string
+	if !h.expired(v.arrived) {
+		ids = append(ids, v.arrival)
+	}
+	for _, a := range v.past {
+		if !h.expired(a.arrived) {
+			ids = append(ids, a.id)
+		}
+	}
+	return ids
 }
 
 // next is the call v's page makes now: a renewal of their session, a
@@ -303,12 +345,24 @@ func sessionTicket(s store.SessionRef) store.Ticket {
 	return t
 }
 
-// joinCall is v's join, with their arrival pass (and invite).
+// joinCall is v's join, with their arrival pass (a new one once it
+// expired) and invite.
 func (h *harness) joinCall(v *visitor) call {
-	if v.invite != nil {
-		return call{op: "vip", arrival: v.arrival, invite: *v.invite}
+	if h.expired(v.arrived) {
+		h.fresh(v)
 	}
-	return call{op: "join", arrival: v.arrival}
+	if v.arrived.IsZero() {
+		v.arrived = h.now
+	}
+	return h.joinWith(v, v.arrival)
+}
+
+// joinWith is v's join with the arrival pass arrival.
+func (h *harness) joinWith(v *visitor, arrival string) call {
+	if v.invite != nil {
+		return call{op: "vip", arrival: arrival, invite: *v.invite}
+	}
+	return call{op: "join", arrival: arrival}
 }
 
 // visit makes v's next call, and reports whether v had one to make.
@@ -329,7 +383,10 @@ func (h *harness) apply(v *visitor, c call, a answer) {
 		case store.Waiting, store.Admitted:
 			v.ticket = store.Ticket{Number: a.place.Ticket, Epoch: a.line.Epoch}
 		case store.Lost:
+			// The edge sends the holder back to the door with a new
+			// arrival pass.
 			v.ticket, v.session = store.Ticket{}, store.SessionRef{}
+			h.fresh(v)
 		}
 		if a.place.Outcome == store.Admitted {
 			v.session = store.SessionRef{ID: a.place.Session, Epoch: a.line.Epoch, UsableUntil: h.now.Add(heartbeat)}
@@ -355,11 +412,19 @@ func (h *harness) endSession(v *visitor) {
 	h.apply(v, c, h.do(v.name, c))
 }
 
-// replay is v's arrival pass presented again (a second tab, a reload).
-func (h *harness) replay(v *visitor) {
+// replay is one of v's arrival passes presented again (a second tab, a
+// reload, a bot that keeps its passes): what the answer says of the
+// current one is v's; of an earlier one, only the model's.
+func (h *harness) replay(v *visitor, arrival string) {
 	h.t.Helper()
-	c := h.joinCall(v)
-	h.apply(v, c, h.do(v.name+" (replay)", c))
+	c := h.joinWith(v, arrival)
+	a := h.do(v.name+" (replay)", c)
+	if arrival == v.arrival {
+		if v.arrived.IsZero() {
+			v.arrived = h.now
+		}
+		h.apply(v, c, a)
+	}
 }
 
 // lose is v's next call whose answer is lost on the way back: the store
@@ -394,16 +459,35 @@ func (h *harness) keepCalling(d, period time.Duration, callers []*visitor) {
 	}
 }
 
-// outage is a silence of d in which the store could not be reached: the
-// session holders' renewals failed, so their next renewals say so; then
-// everyone comes back.
-func (h *harness) outage(d time.Duration) {
+// Who saw an outage, for outage.
+const (
+	// seenByPOP: the POP's calls failed (its down marker, which every
+	// call carries from then on) and so did the session holders'
+	// renewals (their unrenewed passes carry the failure).
+	seenByPOP = "the POP"
+	// seenByPasses: only the session holders' renewals failed, at
+	// another POP; their passes carry the failure to this one.
+	seenByPasses = "the session holders' passes"
+	// seenByNobody: nobody called while the store was down, so nobody
+	// saw it fail: a quiet spell, as far as anyone can tell.
+	seenByNobody = "nobody"
+)
+
+// outage is a silence of d in which the store could not be reached, seen
+// by seen (one of the above); then everyone comes back.
+func (h *harness) outage(d time.Duration, seen string) {
 	h.t.Helper()
 	failedAt := h.now.Add(min(heartbeat, d/2))
+	h.t.Logf("%s the store is down for %v, seen failing by %s at %s", h.when(), d, seen, clock(failedAt.UnixMilli()))
 	h.advance(d)
+	if seen == seenByPOP {
+		h.down = failedAt
+	}
 	for _, v := range h.vs {
 		if v.session.ID != "" && !v.done {
-			v.session.FailedAt = failedAt
+			if seen != seenByNobody {
+				v.session.FailedAt = failedAt
+			}
 			h.visit(v)
 		}
 	}

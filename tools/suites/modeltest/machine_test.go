@@ -31,7 +31,7 @@ var silences = []time.Duration{20 * time.Second, 40 * time.Second, 100 * time.Se
 
 // knobs narrow the drawn sequences, for runs that look for one defect
 // while others are known: MODELTEST_ACTIONS lists the actions to draw
-// (comma-separated; all when unset), MODELTEST_MAXGAP bounds the silence
+// (comma-separated; all when unset; every test's), MODELTEST_MAXGAP bounds the silence
 // between two calls (a Stats call fills any longer one, and quiet spells
 // and outages are not drawn).
 type knobs struct {
@@ -112,7 +112,10 @@ func (h *harness) actions(k knobs) map[string]func(*rapid.T) {
 			h.visit(h.pick(rt, func(v *visitor) bool { return !v.done }))
 		},
 		"replay": func(rt *rapid.T) {
-			h.replay(h.pick(rt, func(v *visitor) bool { return !v.done }))
+			// Anyone, gone or not, with any pass still valid: a bot
+			// that ended its session comes back with the same one.
+			v := h.pick(rt, func(v *visitor) bool { return len(h.replayable(v)) > 0 })
+			h.replay(v, rapid.SampledFrom(h.replayable(v)).Draw(rt, "arrival"))
 		},
 		"end": func(rt *rapid.T) {
 			h.endSession(h.pick(rt, func(v *visitor) bool { return v.session.ID != "" }))
@@ -127,7 +130,10 @@ func (h *harness) actions(k knobs) map[string]func(*rapid.T) {
 		"keepCalling": func(rt *rapid.T) {
 			d := rapid.SampledFrom([]time.Duration{20 * time.Second, 40 * time.Second, 65 * time.Second,
 				95 * time.Second, 150 * time.Second}).Draw(rt, "for")
-			period := rapid.SampledFrom([]time.Duration{5 * time.Second, 10 * time.Second}).Draw(rt, "every")
+			// Some slower than a refresh: a background tab's timers
+			// run about once a minute.
+			period := rapid.SampledFrom([]time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second,
+				30 * time.Second, 60 * time.Second}).Draw(rt, "every")
 			if k.maxGap > 0 {
 				period = min(period, k.maxGap)
 			}
@@ -144,7 +150,7 @@ func (h *harness) actions(k knobs) map[string]func(*rapid.T) {
 			h.advance(silence(rt))
 		},
 		"outage": func(rt *rapid.T) {
-			h.outage(silence(rt))
+			h.outage(silence(rt), rapid.SampledFrom([]string{seenByPOP, seenByPasses, seenByNobody}).Draw(rt, "seen by"))
 		},
 		"admit": func(rt *rapid.T) {
 			h.operate(store.OpAdmit, int64(rapid.IntRange(1, 3).Draw(rt, "n")), store.Overrides{})

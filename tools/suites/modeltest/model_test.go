@@ -23,14 +23,21 @@ const (
 	catchUp      = 30 * time.Second
 	// outageStep is the most a silence taken for an outage counts.
 	outageStep = 5 * time.Second
-	// arrivalsKept is how long after the line reaches a ticket a replay
-	// of its arrival is sure to find it: the script forgets the arrivals
-	// the line has reached (a minute at least, and a claim window), so a
-	// later replay may take a new ticket; the model accepts either then.
-	arrivalsKept = time.Minute
+	// tolerance is how far before the last call's stamp a store failure
+	// the edge reports may lie and still explain the silence since: the
+	// clocks of two POPs differ by that much.
+	tolerance = 2 * time.Second
 )
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+// msOf is t in ms, 0 for the zero time (no failure reported).
+func msOf(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
 
 // state is where a ticket stands, as the model knows it.
 type state int8
@@ -57,9 +64,6 @@ type place struct {
 	// the specification says until its pass stops admitting, at most
 	// SessionTTL, and the pass the store knows may be a later renewal's.
 	holdLo, holdHi int64
-	// reached is when the line reached the ticket (called or passed it
-	// over), -1 before.
-	reached int64
 }
 
 // identity is an event as the specification tells events apart: its
@@ -94,6 +98,9 @@ type call struct {
 	ref     store.SessionRef
 	n       int64
 	set     store.Overrides
+	// down is the POP's down marker the call carries (Policy.FailedAt):
+	// the latest store failure the edge observed, zero when none.
+	down time.Time
 }
 
 // answer is what the store answered.
@@ -189,8 +196,7 @@ func (m *model) limits() limits {
 	return l
 }
 
-// inLine reports whether a ticket waits or is called: then the visitors
-// poll on a schedule, and a silence longer than a refresh is an outage.
+// inLine reports whether a ticket waits or is called.
 func (m *model) inLine() bool {
 	for _, p := range m.places {
 		if p.st == waiting || p.st == called {
@@ -200,8 +206,14 @@ func (m *model) inLine() bool {
 	return false
 }
 
-// tick advances line time to the call at now (spec 9).
-func (m *model) tick(now int64, failed bool) {
+// tick advances line time to the call at now (spec 9, as issue 34 has
+// it): by the wall clock, except a silence the edge saw the store fail in
+// (failedAt, the latest failure the call reports, ms; 0 for none), which
+// is an outage and counts outageStep at most. A failure before the last
+// call (beyond the clocks' tolerance) explains nothing since; a silence
+// nobody saw fail counts in full, whether tickets wait or not, however
+// seldom their holders poll.
+func (m *model) tick(now, failedAt int64) {
 	if !m.started {
 		m.started, m.lt, m.raw = true, now, now
 		return
@@ -209,9 +221,11 @@ func (m *model) tick(now int64, failed bool) {
 	gap := now - m.raw
 	step := gap
 	switch {
-	case gap > ms(refresh) && (failed || m.inLine()):
-		step = min(gap, ms(outageStep))
-		m.seen["silence taken for an outage"]++
+	case gap > ms(outageStep) && failedAt > 0 && failedAt >= m.raw-ms(tolerance):
+		step = ms(outageStep)
+		m.seen["silence the edge saw fail counted as an outage"]++
+	case gap > ms(refresh) && m.inLine():
+		m.seen["silence with tickets in line counted in full"]++
 	case gap > ms(refresh):
 		m.seen["quiet spell counted in full"]++
 	}
@@ -324,7 +338,6 @@ func (m *model) learn(l store.Line) (int64, error) {
 	var n int64
 	reach := func(t int64) {
 		p := m.places[t]
-		p.reached = m.lt
 		if p.st == waiting {
 			p.st, p.until = called, m.lt+ms(claimWindow)
 			n++
@@ -440,7 +453,7 @@ func (m *model) step(now int64, c call, e *store.Event, a answer) error {
 		m.lt, m.raw = now, now
 	}
 	first := !m.started
-	m.tick(now, !c.ref.FailedAt.IsZero())
+	m.tick(now, max(msOf(c.down), msOf(c.ref.FailedAt)))
 	switch {
 	case first:
 		m.epoch = l.Epoch
@@ -468,7 +481,9 @@ func (m *model) step(now int64, c call, e *store.Event, a answer) error {
 	callable := len(m.callable())
 
 	// What the operation asks about, decided on the places as they stand.
-	subject, subjectTicket, want, fresh := m.decide(c, a.place, lim)
+	known, isKnown := m.arrivals[c.arrival]
+	gone := (c.op == "join" || c.op == "vip") && isKnown && !m.holds(known)
+	subject, subjectTicket, want, fresh := m.decide(c, lim)
 	issued, pIssued := m.issued, m.pIssued
 	switch {
 	case fresh > 0:
@@ -485,6 +500,8 @@ func (m *model) step(now int64, c call, e *store.Event, a answer) error {
 			check = "Poll hands out no ticket: a lost place comes back only through the join door"
 		case contains(want, store.InviteSpent):
 			check = "an invite hands out at most its uses in new priority tickets"
+		case gone:
+			check = "a known arrival whose place is gone takes no new ticket: its holder comes back as a new arrival"
 		case c.op == "join" || c.op == "vip":
 			check = "a replayed arrival whose ticket holds a place takes no second ticket; a new arrival takes one"
 		}
@@ -493,7 +510,7 @@ func (m *model) step(now int64, c call, e *store.Event, a answer) error {
 	}
 	if fresh != 0 {
 		m.issued, m.pIssued = issued, pIssued
-		m.places[fresh] = &place{st: waiting, seen: m.lt, reached: -1}
+		m.places[fresh] = &place{st: waiting, seen: m.lt}
 		m.arrivals[c.arrival] = fresh
 		if c.op == "vip" {
 			m.used[c.invite.ID]++
@@ -572,23 +589,31 @@ func (m *model) step(now int64, c call, e *store.Event, a answer) error {
 
 // decide is what a join or poll asks about (spec 1 and 2): the place it
 // is answered for, or the outcomes it may have without one, and the
-// ticket it hands out (0: none). got is the answer, read only where the
-// specification lets the store choose: whether a replay found an arrival
-// the line reached long ago.
-func (m *model) decide(c call, got store.Place, lim limits) (subject *place, ticket int64, want []store.Outcome, fresh int64) {
+// ticket it hands out (0: none).
+//
+// A join presents an arrival the line knows for as long as its pass may
+// be presented (the harness presents none past queue.ArrivalTTL), and a
+// known arrival takes no second ticket, whether its place holds or is
+// gone (issue 34): one solution buys one place, and a holder whose place
+// is gone comes back as a new arrival, judged again.
+func (m *model) decide(c call, lim limits) (subject *place, ticket int64, want []store.Outcome, fresh int64) {
 	switch c.op {
 	case "join", "vip":
 		known, ok := m.arrivals[c.arrival]
-		holds := ok && m.holds(known)
-		forgotten := holds && m.places[known].reached >= 0 && m.lt-m.places[known].reached >= ms(arrivalsKept) &&
-			(got.Ticket != known || (lim.closed && got.Outcome == store.Closed))
 		switch {
-		case holds && !forgotten:
+		case ok && m.holds(known):
 			// Answered as a poll of its ticket (closed: a live session
 			// stays one, a place in line is kept).
 			return m.places[known], known, nil, 0
 		case lim.closed:
 			return nil, 0, []store.Outcome{store.Closed}, 0
+		case ok && c.op == "vip" && m.used[c.invite.ID] >= c.invite.Uses:
+			// Its invite spent as well: either answer hands out nothing.
+			m.seen["known arrival whose place is gone"]++
+			return nil, 0, []store.Outcome{store.Lost, store.InviteSpent}, 0
+		case ok:
+			m.seen["known arrival whose place is gone"]++
+			return nil, 0, []store.Outcome{store.Lost}, 0
 		case c.op == "vip" && m.used[c.invite.ID] >= c.invite.Uses:
 			return nil, 0, []store.Outcome{store.InviteSpent}, 0
 		case c.op == "vip":

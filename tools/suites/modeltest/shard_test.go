@@ -1,6 +1,7 @@
 package modeltest
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -20,22 +21,62 @@ type shardVisitor struct {
 	ended   bool
 }
 
-// TestShardedModel runs random sequences of arrivals, polls, departures,
-// quiet spells and operator actions (pause, resume, limits) against a room
-// of 1 to 4 shards (package shard over the real script), and checks after
-// every call, from each shard's own line:
+// faulty is one shard's backend, which fails every call while fail is
+// set: "before" it reaches the store (nothing applied), or "after" (the
+// store applied it, the answer was lost on the way back).
+type faulty struct {
+	shard.Backend
+	fail string
+}
+
+func (f *faulty) Operate(ctx context.Context, room string, p store.Policy, a store.Action, now time.Time) (store.Line, error) {
+	return f.call(func() (store.Line, error) { return f.Backend.Operate(ctx, room, p, a, now) })
+}
+
+func (f *faulty) Stats(ctx context.Context, room string, p store.Policy, now time.Time) (store.Line, error) {
+	return f.call(func() (store.Line, error) { return f.Backend.Stats(ctx, room, p, now) })
+}
+
+func (f *faulty) call(do func() (store.Line, error)) (store.Line, error) {
+	switch f.fail {
+	case "before":
+		return store.Line{}, fmt.Errorf("%w: the request never arrived", store.ErrUnavailable)
+	case "after":
+		do()
+		return store.Line{}, fmt.Errorf("%w: the answer was lost", store.ErrUnavailable)
+	}
+	return do()
+}
+
+// TestShardedModel runs random sequences of arrivals (spread over the
+// shards unevenly, as the hash may spread them), polls, departures, quiet
+// spells and operator actions (pause, resume, admit, live limits, with a
+// capacity below the shard count among them), some of which fail on one
+// shard, before or after it applied them, and are retried with the same
+// action id, against a room of 1 to 4 shards (package shard over the real
+// script). It checks after every call, from each shard's own line:
 //   - a visitor is in the shard its arrival hashes to, for good: every
 //     answer about their ticket or session names it;
-//   - no shard holds more than its share of the capacity in force, so the
-//     room never holds more than its capacity;
-//   - a paused room calls nobody in, on any shard;
+//   - capacity is never exceeded: no call takes the room (nor, while the
+//     capacity covers every shard, a shard beyond its share) past the
+//     capacity in force, except an operator's admit; a lowered capacity
+//     leaves the places held beyond it to drain;
+//   - no shard starves while the room admits: with no rate limit, the
+//     room not paused and a place free in it, no shard with tickets
+//     waiting holds none (a live capacity below the shard count is
+//     refused, or shared so that no shard is left with nothing for good);
+//   - an action applies once: a retry applies it where it has not applied
+//     yet, so after it every shard holds the action (the switch, the
+//     limits), and admit N calls N in total over the attempts (as many as
+//     wait, if fewer);
+//   - a paused room calls nobody in, on any shard, but by an admit;
 //   - within a shard, nobody is called before a ticket ahead of them;
 //   - the room's stats are the sum of the shards' lines (issued, the
-//     switch, and what is held within the capacity), and every arrival
-//     was issued one ticket;
+//     switch, and what is held), and every arrival was issued one ticket;
 //   - an ended session is never renewed.
 func TestShardedModel(t *testing.T) {
 	e := newEnv(t)
+	knobs := readKnobs(t)
 	rooms := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		rooms++
@@ -47,15 +88,39 @@ func TestShardedModel(t *testing.T) {
 		// Nobody here loses a place by waiting: the places are what is
 		// checked, not the timeouts (TestModel checks those).
 		p.ClaimWindow, p.QueueTimeout = time.Hour, 24*time.Hour
-		st := &shard.Store{Backends: []shard.Backend{e.st}, Shards: func(string) int { return k }}
+		backends := make([]*faulty, k)
+		st := &shard.Store{Shards: func(string) int { return k }}
+		for i := range backends {
+			backends[i] = &faulty{Backend: e.st}
+			st.Backends = append(st.Backends, backends[i])
+		}
 		capacity := p.Capacity
+		var override *int // the live capacity in force, nil: none
 		now := t0
 		paused := false
+		actions := 0
 		var vs []*shardVisitor
-		// check reads every shard's line apart and holds it to the rules.
-		check := func(what string) {
-			var issued, held int64
+		// held and shardHeld are what the room and each shard held at the
+		// last check: more is allowed only within the capacity.
+		held, shardHeld := int64(0), make([]int64, k)
+		// lowered: the capacity was lowered in this sequence. A shard
+		// drains what it holds beyond its new share on its own, while
+		// another fills its share (the split has no view across shards),
+		// so the room may then hold more than the capacity for a while.
+		lowered := false
+		// breach fails the sequence for rule, the same for every breach
+		// of it, so that rapid shrinks it as one failure.
+		breach := func(rule, format string, args ...any) {
+			rt.Logf("BREACH: "+format, args...)
+			rt.Fatalf("%s", rule)
+		}
+		// check reads every shard's line apart and holds it to the rules;
+		// admitted says an operator's admit was made, which may call
+		// beyond the capacity.
+		check := func(what string, admitted bool) {
+			var issued, sumHeld int64
 			var seen []string
+			starving := -1
 			for i := 0; i < k; i++ {
 				sp := p
 				sp.Shard = i
@@ -63,15 +128,35 @@ func TestShardedModel(t *testing.T) {
 				if err != nil {
 					rt.Fatal(err)
 				}
-				if share := shard.Split(int64(capacity), i, k); l.Active+l.Called > share {
-					rt.Fatalf("after %s: shard %d holds %d+%d, over its share %d of %d", what, i, l.Active, l.Called, share, capacity)
+				h := l.Active + l.Called
+				if share := shard.Split(int64(capacity), i, k); !admitted && capacity >= k && h > max(share, shardHeld[i]) {
+					breach("capacity never exceeded: no shard holds more than its share",
+						"after %s: shard %d holds %d+%d, over its share %d of %d", what, i, l.Active, l.Called, share, capacity)
 				}
+				if l.Paused != paused {
+					breach("an action applies on every shard", "after %s: shard %d paused %v, want %v", what, i, l.Paused, paused)
+				}
+				if got := l.Overrides.Capacity; (got == nil) != (override == nil) || (got != nil && *got != *override) {
+					breach("an action applies on every shard", "after %s: shard %d's live capacity %s, want %s",
+						what, i, overridesString(l.Overrides), overridesString(store.Overrides{Capacity: override}))
+				}
+				if l.Issued > l.Admitted && h == 0 && starving < 0 {
+					starving = i
+				}
+				shardHeld[i] = h
 				issued += l.Issued
-				held += l.Active + l.Called
+				sumHeld += h
 				seen = append(seen, fmt.Sprintf("shard %d: issued %d admitted %d active %d called %d", i, l.Issued, l.Admitted, l.Active, l.Called))
 			}
 			if issued != int64(len(vs)) {
 				rt.Fatalf("after %s: the shards issued %d tickets to %d arrivals", what, issued, len(vs))
+			}
+			if !admitted && !lowered && sumHeld > max(int64(capacity), held) {
+				breach("capacity never exceeded", "after %s: the room holds %d, over its capacity %d: %q", what, sumHeld, capacity, seen)
+			}
+			if starving >= 0 && p.PerMinute == 0 && !paused && sumHeld < int64(capacity) {
+				breach("no shard starves while the room admits",
+					"after %s: shard %d has tickets waiting and holds no place, with no rate limit, capacity %d: %q", what, starving, capacity, seen)
 			}
 			sum, err := st.Stats(ctx, room, p, now)
 			if err != nil {
@@ -80,9 +165,30 @@ func TestShardedModel(t *testing.T) {
 			// Every call may call someone in (the line's clock catches up
 			// a step at a time), so the sum read after the shards holds
 			// as many or more, within the capacity; issued is settled.
-			if sum.Issued != issued || sum.Active+sum.Called < held || sum.Active+sum.Called > int64(capacity) || sum.Paused != paused {
-				rt.Fatalf("after %s: stats %d issued, %d held (%d admitted), paused %v; the shards %d, %d, %v: %q", what, sum.Issued, sum.Active+sum.Called, sum.Admitted, sum.Paused, issued, held, paused, seen)
+			if sum.Issued != issued || sum.Active+sum.Called < sumHeld || (!admitted && !lowered && sum.Active+sum.Called > max(int64(capacity), sumHeld)) || sum.Paused != paused {
+				rt.Fatalf("after %s: stats %d issued, %d held (%d admitted), paused %v; the shards %d, %d, %v: %q", what, sum.Issued, sum.Active+sum.Called, sum.Admitted, sum.Paused, issued, sumHeld, paused, seen)
 			}
+			held = max(sumHeld, sum.Active+sum.Called)
+		}
+		// operate applies a, failing first on shard fail (-1: none) in
+		// mode, then retried with the same id; it reports the error of
+		// the last attempt.
+		operate := func(rt *rapid.T, a store.Action) error {
+			actions++
+			a.ID, a.Actor = fmt.Sprint(room, "-action-", actions), store.Actor{Via: "api", Client: "modeltest"}
+			fail := rapid.IntRange(-1, k-1).Draw(rt, "fails on shard (-1: none)")
+			if fail < 0 {
+				_, err := st.Operate(ctx, room, p, a, now)
+				return err
+			}
+			backends[fail].fail = rapid.SampledFrom([]string{"before", "after"}).Draw(rt, "failing")
+			_, err := st.Operate(ctx, room, p, a, now)
+			backends[fail].fail = ""
+			if err == nil {
+				breach("a shard's failure is reported", "%s: shard %d failed, and the answer says nothing of it", a.Op, fail)
+			}
+			_, err = st.Operate(ctx, room, p, a, now)
+			return err
 		}
 		answer := func(v *shardVisitor, pl store.Place, err error, what string) {
 			if err != nil {
@@ -109,19 +215,25 @@ func TestShardedModel(t *testing.T) {
 				v.session = store.SessionRef{ID: pl.Session, Epoch: pl.Line.Epoch, Shard: pl.Shard}
 			}
 		}
-		rt.Repeat(map[string]func(*rapid.T){
+		acts := map[string]func(*rapid.T){
 			"join": func(rt *rapid.T) {
 				if len(vs) >= 16 {
 					rt.Skip("enough visitors")
 				}
-				v := &shardVisitor{arrival: fmt.Sprintf("%s-arrival-%d", room, len(vs))}
+				// An arrival whose id hashes to the shard drawn: rapid
+				// spreads them as unevenly as it likes.
+				to := rapid.IntRange(0, k-1).Draw(rt, "to shard")
+				v := &shardVisitor{}
+				for n := 0; v.arrival == "" || shard.Of(v.arrival, k) != to; n++ {
+					v.arrival = fmt.Sprintf("%s-arrival-%d-%d", room, len(vs), n)
+				}
 				vs = append(vs, v)
 				// The edge sends an arrival to either of its two shards
 				// (the shorter line in its POP's snapshots): either here.
 				v.shard = shard.Choices(v.arrival, k)[rapid.IntRange(0, 1).Draw(rt, "choice")]
 				pl, err := st.Join(ctx, room, p, store.Arrival{ID: v.arrival, Shard: v.shard}, now)
 				answer(v, pl, err, "join "+v.arrival)
-				check("join")
+				check("join", false)
 			},
 			"poll": func(rt *rapid.T) {
 				var waiting []*shardVisitor
@@ -136,7 +248,7 @@ func TestShardedModel(t *testing.T) {
 				v := rapid.SampledFrom(waiting).Draw(rt, "who")
 				pl, err := st.Poll(ctx, room, p, v.ticket, now)
 				answer(v, pl, err, "poll "+v.arrival)
-				check("poll")
+				check("poll", false)
 			},
 			"renew": func(rt *rapid.T) {
 				var in []*shardVisitor
@@ -158,7 +270,7 @@ func TestShardedModel(t *testing.T) {
 				if ok && v.ended {
 					rt.Fatalf("renew %s: an ended session was renewed", v.arrival)
 				}
-				check("renew")
+				check("renew", false)
 			},
 			"end": func(rt *rapid.T) {
 				var in []*shardVisitor
@@ -177,46 +289,89 @@ func TestShardedModel(t *testing.T) {
 					rt.Fatal(err)
 				}
 				v.ended = true
-				check("end")
+				check("end", false)
 			},
 			"wait": func(rt *rapid.T) {
 				// Steps within a refresh, so the line's clock runs in full.
 				now = now.Add(time.Duration(rapid.IntRange(1, 8).Draw(rt, "seconds")) * time.Second)
-				check("wait")
+				check("wait", false)
 			},
 			"pause": func(rt *rapid.T) {
-				if _, err := st.Operate(ctx, room, p, store.Action{Op: string(store.Pause)}, now); err != nil {
+				if err := operate(rt, store.Action{Op: string(store.Pause)}); err != nil {
 					rt.Fatal(err)
 				}
 				paused = true
-				check("pause")
+				check("pause", false)
 			},
 			"resume": func(rt *rapid.T) {
-				if _, err := st.Operate(ctx, room, p, store.Action{Op: string(store.Resume)}, now); err != nil {
+				if err := operate(rt, store.Action{Op: string(store.Resume)}); err != nil {
 					rt.Fatal(err)
 				}
 				paused = false
-				check("resume")
+				check("resume", false)
 			},
-			"limits": func(rt *rapid.T) {
-				// Raised, or lifted (0): a lowered capacity leaves places
-				// held beyond it until they drain, which is not a breach.
-				if capacity > 8 {
-					rt.Skip("no cap already")
+			"admit": func(rt *rapid.T) {
+				n := int64(rapid.IntRange(1, 4).Draw(rt, "n"))
+				// enough: every shard has its even part of n waiting, so
+				// none leaves part of n to another.
+				var before int64
+				enough := true
+				for i := 0; i < k; i++ {
+					sp := p
+					sp.Shard = i
+					l, err := e.st.Stats(ctx, shard.Name(room, i), sp, now)
+					if err != nil {
+						rt.Fatal(err)
+					}
+					before += l.Admitted
+					enough = enough && l.Issued-l.Admitted >= shard.Split(n, 0, k)
 				}
-				c := rapid.IntRange(capacity, 9).Draw(rt, "capacity override")
-				if c == 9 {
-					c = 0
-				}
-				if _, err := st.Operate(ctx, room, p, store.Action{Op: store.OpLimits, Set: store.Overrides{Capacity: &c}}, now); err != nil {
+				if err := operate(rt, store.Action{Op: store.OpAdmit, N: n}); err != nil {
 					rt.Fatal(err)
 				}
-				capacity = c
-				if c == 0 {
-					capacity = 1 << 30
+				var after int64
+				for i := 0; i < k; i++ {
+					sp := p
+					sp.Shard = i
+					l, err := e.st.Stats(ctx, shard.Name(room, i), sp, now)
+					if err != nil {
+						rt.Fatal(err)
+					}
+					after += l.Admitted
 				}
-				check("limits")
+				// Paused, only the admit calls anyone: N at most over the
+				// attempts, and N when every shard had its part waiting.
+				if called := after - before; paused && (called > n || (enough && called < n)) {
+					breach("an action applies once: admit N calls N over its attempts",
+						"admit %d called %d over its attempts, every shard having its part waiting: %v", n, called, enough)
+				}
+				check("admit", true)
 			},
-		})
+			"limits": func(rt *rapid.T) {
+				// Any capacity, lowered or raised, below the shard count
+				// too, or lifted (0).
+				c := rapid.IntRange(0, 9).Draw(rt, "capacity override")
+				err := operate(rt, store.Action{Op: store.OpLimits, Set: store.Overrides{Capacity: &c}})
+				switch {
+				case err == nil:
+					lowered = lowered || (c > 0 && c < capacity)
+					override, capacity = &c, c
+					if c == 0 {
+						capacity = 1 << 30
+					}
+				case c == 0 || c >= k:
+					breach("a live capacity of at least the shard count is applied", "a capacity of %d for %d shards refused: %v", c, k, err)
+				default:
+					rt.Logf("a capacity of %d for %d shards refused: %v", c, k, err)
+				}
+				check("limits", false)
+			},
+		}
+		for name := range acts {
+			if knobs.actions != nil && !knobs.actions[name] {
+				delete(acts, name)
+			}
+		}
+		rt.Repeat(acts)
 	})
 }
