@@ -82,8 +82,9 @@ type doorStore struct {
 	breach  string
 }
 
-func (s *doorStore) Join(ctx context.Context, room string, p store.Policy, arrival string, now time.Time) (store.Place, error) {
-	pl, err := s.Store.Join(ctx, room, p, arrival, now)
+func (s *doorStore) Join(ctx context.Context, room string, p store.Policy, a store.Arrival, now time.Time) (store.Place, error) {
+	pl, err := s.Store.Join(ctx, room, p, a, now)
+	arrival := a.ID
 	s.joined = append(s.joined, arrival)
 	if err == nil && (pl.Outcome == store.Waiting || pl.Outcome == store.Admitted) {
 		if had, ok := s.tickets[arrival]; ok && had != pl.Ticket {
