@@ -35,11 +35,8 @@ func TestShardedDefects(t *testing.T) {
 		}
 		for i, n := range waiting {
 			for j := 0; j < n; j++ {
-				a := ""
-				for x := 0; a == "" || shard.Of(a, k) != i; x++ {
-					a = fmt.Sprintf("%s-%d-%d-%d", name, i, j, x)
-				}
-				if _, err := st.Join(ctx, name, p, a, t0); err != nil {
+				a := fmt.Sprintf("%s-%d-%d", name, i, j)
+				if _, err := st.Join(ctx, name, p, store.Arrival{ID: a, Shard: i}, t0); err != nil {
 					t.Fatal(err)
 				}
 			}
