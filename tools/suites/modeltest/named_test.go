@@ -81,11 +81,7 @@ func TestShardedDefects(t *testing.T) {
 			t.Logf("refused: %v", err)
 			return
 		}
-		a := ""
-		for x := 0; a == "" || shard.Of(a, 2) != 1; x++ {
-			a = fmt.Sprint(name, "-", x)
-		}
-		pl, err := st.Join(ctx, name, p, a, t0)
+		pl, err := st.Join(ctx, name, p, store.Arrival{ID: name + "-1", Shard: 1}, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
