@@ -47,16 +47,21 @@ const maxCounterName = 64
 
 // Join counts a join by each scope room limits, the address first, and
 // stops at the first scope beyond its limit: a refused join is counted
-// where it was refused, not in the wider scopes it never reached.
+// where it was refused, not in the wider scopes it never reached. Only an
+// address beyond its own limit is put in the penalty box: a network or an
+// autonomous system beyond its limit refuses the join, but boxing the
+// address that happened to join next would let one bot behind a carrier's
+// NAT or in a mobile carrier's AS send everyone there to the decoy.
 func (j joinCounter) Join(room *queue.Room, v queue.Visitor) (string, error) {
 	scopes := [...]struct {
 		name, counter string
 		key           func() (string, error)
 		limit         int
+		boxes         bool
 	}{
-		{"address", "wr_joins_", func() (string, error) { return v.Client, nil }, room.JoinsPerIPPerMinute},
-		{"network", "wr_jnet_", func() (string, error) { return NetworkKey(v.Addr), nil }, room.JoinsPerNetworkPerMinute},
-		{"autonomous system", "wr_jas_", func() (string, error) { return j.asKey(v.Addr) }, room.JoinsPerASPerMinute},
+		{"address", "wr_joins_", func() (string, error) { return v.Client, nil }, room.JoinsPerIPPerMinute, true},
+		{"network", "wr_jnet_", func() (string, error) { return NetworkKey(v.Addr), nil }, room.JoinsPerNetworkPerMinute, false},
+		{"autonomous system", "wr_jas_", func() (string, error) { return j.asKey(v.Addr) }, room.JoinsPerASPerMinute, false},
 	}
 	for _, s := range scopes {
 		if s.limit <= 0 {
@@ -74,10 +79,11 @@ func (j joinCounter) Join(room *queue.Room, v queue.Visitor) (string, error) {
 			return "", err
 		}
 		if n > s.limit {
-			if room.Decoys() && v.Client != "" {
-				// The address that went beyond is decoyed for a
-				// while (queue's hostile): a place refused now is
-				// not taken by its next arrival either.
+			if s.boxes && room.Decoys() && v.Client != "" {
+				// The address that went beyond its own limit is
+				// decoyed for a while (queue's hostile): a place
+				// refused now is not taken by its next arrival
+				// either.
 				if err := j.limits.Penalize(counterName("wr_jbox_", room), v.Client, JoinPenalty); err != nil {
 					return s.name, fmt.Errorf("%s not put in the penalty box: %w", v.Client, err)
 				}

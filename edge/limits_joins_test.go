@@ -65,17 +65,28 @@ func TestNetworkKey(t *testing.T) {
 }
 
 // TestJoinPenalty: in a room with a decoy line, an address that joins
-// beyond a limit is boxed for JoinPenalty (the decoy's judgement), by the
-// scope that refused it or another; in a room without one nobody is.
+// beyond its own limit is boxed for JoinPenalty (the decoy's judgement); a
+// network or an autonomous system beyond its limit refuses the join but
+// boxes nobody, so one bot cannot send its carrier's other clients to the
+// decoy; in a room without a decoy line nobody is boxed.
 func TestJoinPenalty(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	for _, tc := range []struct {
 		name, def string
+		joins     []string // addresses, in order; the last is over
+		over      string
 		boxed     bool
 	}{
-		{"a decoy line", `{"paths":["/"],"max_active_users":1,"joins_per_ip_per_minute":1,"proof_of_work":12}`, true},
-		{"a network's limit, a decoy line", `{"paths":["/"],"max_active_users":1,"joins_per_network_per_minute":1,"proof_of_work":12}`, true},
-		{"no proof of work, no decoy line", `{"paths":["/"],"max_active_users":1,"joins_per_ip_per_minute":1}`, false},
+		{"an address beyond its limit, a decoy line", `{"paths":["/"],"max_active_users":1,"joins_per_ip_per_minute":1,"proof_of_work":12}`,
+			[]string{"203.0.113.1", "203.0.113.1"}, "address", true},
+		{"a bystander in a network beyond its limit", `{"paths":["/"],"max_active_users":1,"joins_per_network_per_minute":1,"proof_of_work":12}`,
+			[]string{"203.0.113.1", "203.0.113.2"}, "network", false},
+		{"a bystander in an AS beyond its limit", `{"paths":["/"],"max_active_users":1,"joins_per_as_per_minute":1,"proof_of_work":12}`,
+			[]string{"198.51.100.1", "192.0.2.1"}, "autonomous system", false},
+		{"an address beyond its limit in a network beyond it", `{"paths":["/"],"max_active_users":1,"joins_per_ip_per_minute":2,"joins_per_network_per_minute":2,"proof_of_work":12}`,
+			[]string{"203.0.113.1", "203.0.113.1", "203.0.113.1"}, "address", true},
+		{"no proof of work, no decoy line", `{"paths":["/"],"max_active_users":1,"joins_per_ip_per_minute":1}`,
+			[]string{"203.0.113.1", "203.0.113.1"}, "address", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			room, err := queue.ParseRoom("shop", []byte(tc.def))
@@ -83,13 +94,17 @@ func TestJoinPenalty(t *testing.T) {
 				t.Fatal(err)
 			}
 			clock := now
-			j := joinCounter{newMemLimits(&clock), nil}
-			a := netip.MustParseAddr("203.0.113.1")
-			v := queue.Visitor{Client: ClientKey(a.AsSlice()), Addr: a}
-			for i, over := range []bool{false, true} {
-				got, err := j.Join(room, v)
-				if err != nil || (got != "") != over {
-					t.Fatalf("join %d: over %q, %v", i+1, got, err)
+			j := joinCounter{newMemLimits(&clock), &platform{as: 64500}}
+			var v queue.Visitor
+			for i, ip := range tc.joins {
+				a := netip.MustParseAddr(ip)
+				v = queue.Visitor{Client: ClientKey(a.AsSlice()), Addr: a}
+				want := ""
+				if i == len(tc.joins)-1 {
+					want = tc.over
+				}
+				if got, err := j.Join(room, v); got != want || err != nil {
+					t.Fatalf("join %d from %s: over %q (%v), want %q", i+1, ip, got, err, want)
 				}
 			}
 			for _, at := range []struct {

@@ -177,3 +177,38 @@ func TestTheDecoyLine(t *testing.T) {
 		t.Errorf("the admin panel counts %d decoyed requests in the last minute, want %d (the test took %v)", n, decoys, time.Since(began))
 	}
 }
+
+// TestANetworkBeyondItsLimitBoxesNobody: in a room with a decoy line, a
+// join refused because its /24 is beyond the joins per network is refused
+// (429) and puts nobody in the penalty box: the address that happened to
+// join next, on its first join, is asked the work again, not decoyed,
+// so one bot behind a carrier's NAT cannot send everyone there to the
+// decoy line. (Only an address beyond its own limit is boxed: see the
+// penalty box in TestTheDecoyLine.)
+func TestANetworkBeyondItsLimitBoxesNobody(t *testing.T) {
+	room := `{"paths":["/"],"max_active_users":1,"refresh":5,"queue_timeout":300,"proof_of_work":8,"snapshot_ttl":0,
+	"joins_per_network_per_minute":1}`
+	e := start(t, shop(room), nil)
+	first := &visitor{e: e, ip: clientIP(0, 12, 1)}
+	_, w := first.ask(t)
+	if a := first.get("/", "Accept", "application/json", edge.WorkHeader, solve(t, w)); !a.atOrigin() {
+		t.Fatalf("the network's first join: %s, want it let in", a)
+	}
+	bystander := clientIP(0, 12, 2)
+	v := &visitor{e: e, ip: bystander}
+	_, w = v.ask(t)
+	if a, r := v.ask(t, edge.WorkHeader, solve(t, w)); a.status != http.StatusTooManyRequests {
+		t.Fatalf("the network's second join, from %s: %s %+v; want it refused (429)", bystander, a, r)
+	}
+	again := &visitor{e: e, ip: bystander}
+	a, r := again.ask(t)
+	if r.Challenge == nil || r.Challenge.Bits == 8 || r.Ahead != 0 {
+		t.Errorf("the bystander's next arrival: %s; want the work of a newcomer, not the decoy's", a)
+	}
+	if c := claimsOf(t, again.cookies["wr_shop"]); c["knd"] == "decoy" {
+		t.Errorf("the bystander was given a decoy pass for its network's joins")
+	}
+	if strings.Contains(e.logs.String(), "decoy (joined beyond a limit)") {
+		t.Errorf("a join refused for its network's joins put its address in the penalty box")
+	}
+}
