@@ -104,7 +104,7 @@ func (q *request) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 	ticket, serving := laneNumbers(pl)
 	values := map[string]string{
 		"room": room.Name, "ticket": ticket, "position": disp.Position, "ahead": disp.Ahead,
-		"now_serving": serving, "issued": strconv.FormatInt(pl.Issued, 10),
+		"now_serving": serving, "serving": disp.NowServing, "issued": strconv.FormatInt(pl.Issued, 10),
 		"wait": disp.Wait, "refresh_seconds": refresh, "status": disp.Status, "draw": drawNote(lang, pl.Event),
 		"announce": disp.Announce, "position_number": strconv.FormatInt(pl.Ahead+1, 10),
 		"progress": strconv.FormatInt(*disp.Progress, 10), "progress_max": strconv.FormatInt(*disp.ProgressMax, 10),
@@ -160,13 +160,15 @@ type placeDisplay struct {
 	// none.
 	Wait string `json:"wait,omitempty"`
 	// Status says how the line moves (in order, in random groups, by a
-	// draw, in the priority lane, paused).
+	// draw, in the priority lane); a pause is said by Announce.
 	Status string `json:"status,omitempty"`
 	// Announce is the short sentence the page's live region reads out
-	// when the place changes ("You are now number 12 in line.").
+	// when the place changes ("You are now number 12 in line."), or
+	// that entry is paused.
 	Announce string `json:"announce,omitempty"`
 	// Ticket and NowServing are the numbers as the page shows them
-	// ("#48213", "#P3" in the priority lane).
+	// ("#48213", "#P3" in the priority lane; "nobody yet" before the
+	// lane's first call).
 	Ticket     string `json:"ticket,omitempty"`
 	NowServing string `json:"now_serving,omitempty"`
 	// Progress of ProgressMax is how far the visitor has come since the
@@ -190,9 +192,16 @@ func display(lang string, room *queue.Room, pl queue.Place) placeDisplay {
 		Status: statusNote(lang, room, pl), Announce: locale.Fill(locale.Text(lang, locale.Announce), "n", position),
 		Ticket: "#" + ticket, NowServing: "#" + serving}
 	if pl.Paused {
-		d.Announce = d.Status
+		// Said once, where a screen reader hears it: the note below
+		// keeps saying how the line moves once entry resumes.
+		d.Announce = locale.Text(lang, locale.Paused)
 	}
-	progress, most := int64(1), int64(1) // nobody was ahead: all the way
+	if pl.Admitted == 0 {
+		d.NowServing = locale.Text(lang, locale.NobodyYet)
+	}
+	// Nobody was ahead: no way has been come yet, and the bar stays
+	// empty until the turn comes (a full one reads as "your turn").
+	progress, most := int64(0), int64(1)
 	if pl.StartAhead > 0 {
 		progress, most = max(pl.StartAhead-pl.Ahead, 0), pl.StartAhead
 	}
@@ -203,8 +212,6 @@ func display(lang string, room *queue.Room, pl queue.Place) placeDisplay {
 // statusNote says how the line moves for pl.
 func statusNote(lang string, room *queue.Room, pl queue.Place) string {
 	switch e := pl.Event; {
-	case pl.Paused:
-		return locale.Text(lang, locale.Paused)
 	case pl.Priority:
 		return locale.Fill(locale.Text(lang, locale.Priority), "share", strconv.Itoa(int(room.PriorityShare*100+0.5)))
 	case e != nil && e.Drawn:

@@ -194,6 +194,8 @@ func TestQueuePageJSON(t *testing.T) {
 	random.Random, random.AheadMax, random.GroupsAhead, random.WaitMin, random.Wait = true, 1300, 4, 5*time.Minute, 9*time.Minute
 	fresh := waiting
 	fresh.StartAhead, fresh.WaitKnown, fresh.Unknown = 0, false, queue.UnknownFull
+	first := paused
+	first.Ticket, first.Admitted, first.Issued, first.Ahead, first.AheadMax, first.StartAhead = 1, 0, 1, 0, 0, 0
 	held := waiting
 	held.WaitKnown, held.Unknown, held.Priority, held.Ticket = false, queue.UnknownBeforeStart, true, -48213
 	tests := []struct {
@@ -206,13 +208,16 @@ func TestQueuePageJSON(t *testing.T) {
 			Status: "Le site est très sollicité\u202f; les visiteurs entrent dans l’ordre d’arrivée.", Announce: "Vous êtes maintenant n°\u00a01\u202f235 dans la file.",
 			Ticket: "#48213", NowServing: "#46978", Progress: ptr(766), ProgressMax: ptr(2000)}},
 		{"paused", paused, "en", placeDisplay{Language: "en", Position: "1,235", Ahead: "1,234", Wait: "unknown while entry is paused",
-			Status: "Entry is paused for the moment; your place is kept.", Announce: "Entry is paused for the moment; your place is kept.",
+			Status: "The site is busy, so visitors are let in as places free up, in the order they arrived.", Announce: "Entry is paused for the moment; your place is kept.",
 			Ticket: "#48213", NowServing: "#46978", Progress: ptr(766), ProgressMax: ptr(2000)}},
 		{"random", random, "en", placeDisplay{Language: "en", Position: "1,235–1,301", Ahead: "1,234–1,300", Wait: "5–9 minutes",
-			Status:   "The site is busy. Visitors who arrived within the same 60 seconds form a group, and the people in a group are let in in a random order. Groups ahead of yours: 4.",
+			Status:   "The site is busy. Visitors who arrived within the same 60 seconds form a group, and within a group the order is random. Groups ahead of yours: 4.",
 			Announce: "You are now number 1,235–1,301 in line.", Ticket: "#48213", NowServing: "#46978", Progress: ptr(766), ProgressMax: ptr(2000)}},
 		{"no start, the room full", fresh, "ja", placeDisplay{Language: "ja", Position: "1,235", Ahead: "1,234", Wait: "まだ不明です（満員で、最近退出した人がほとんどいません）",
-			Status: "サイトが混雑しているため、到着順にご案内しています。", Announce: "現在1,235番目です。", Ticket: "#48213", NowServing: "#46978", Progress: ptr(1), ProgressMax: ptr(1)}},
+			Status: "サイトが混雑しているため、到着順にご案内しています。", Announce: "現在1,235番目です。", Ticket: "#48213", NowServing: "#46978", Progress: ptr(0), ProgressMax: ptr(1)}},
+		{"first in a paused room that has let nobody in", first, "de", placeDisplay{Language: "de", Position: "1", Ahead: "0", Wait: "unbekannt, solange der Einlass angehalten ist",
+			Status: "Die Seite ist gerade stark besucht, daher werden Besucher in der Reihenfolge ihrer Ankunft eingelassen.", Announce: "Der Einlass ist im Moment angehalten; Ihr Platz bleibt erhalten.",
+			Ticket: "#1", NowServing: "noch niemand", Progress: ptr(0), ProgressMax: ptr(1)}},
 		{"priority lane before the sale", held, "en", placeDisplay{Language: "en", Position: "1,235", Ahead: "1,234", Wait: "not known before the sale opens",
 			Status:   "You hold a priority place: invited visitors are let in ahead of the line, with up to 20% of the places, so the line keeps moving too.",
 			Announce: "You are now number 1,235 in line.", Ticket: "#P48213", NowServing: "#P46978", Progress: ptr(766), ProgressMax: ptr(2000)}},

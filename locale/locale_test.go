@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 )
 
 func TestNegotiate(t *testing.T) {
@@ -61,6 +62,9 @@ func TestCatalogComplete(t *testing.T) {
 			text := Text(lang, k)
 			if text == "" {
 				t.Errorf("%s: key %d has no text", lang, k)
+			}
+			if w := repeatedWord(text); w != "" {
+				t.Errorf("%s: key %d says %q twice in a row: %s", lang, k, w, text)
 			}
 			// Every placeholder of the English text is in each
 			// translation, and no other.
@@ -243,4 +247,18 @@ func FuzzNegotiate(f *testing.F) {
 			t.Fatalf("Negotiate(\"\", %q) = %q, not the room's language", def, Negotiate("", def))
 		}
 	})
+}
+
+// repeatedWord is a word text says twice in a row ("let in in the
+// order"), case aside, or "".
+func repeatedWord(text string) string {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '{' && r != '}'
+	})
+	for i := 1; i < len(words); i++ {
+		if words[i] == words[i-1] {
+			return words[i]
+		}
+	}
+	return ""
 }

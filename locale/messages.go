@@ -15,6 +15,8 @@ const (
 	LabelWait
 	LabelTicket
 	LabelServing
+	// NobodyYet stands for the number now serving before anyone was.
+	NobodyYet
 	LabelUpdated
 	LabelProgress
 	// Turn says what happens when the visitor's turn comes.
@@ -151,6 +153,7 @@ var en = [numKeys]string{
 	LabelWait:       "Estimated wait",
 	LabelTicket:     "Your ticket",
 	LabelServing:    "Now serving",
+	NobodyYet:       "nobody yet",
 	LabelUpdated:    "Last updated",
 	LabelProgress:   "Progress since you arrived",
 	Turn:            "When it is your turn, you will continue to the page you asked for automatically.",
@@ -158,8 +161,8 @@ var en = [numKeys]string{
 	Live:            "This page updates itself.",
 	RefreshNow:      "Refresh now",
 	Support:         "Need help? Contact support",
-	Fifo:            "The site is busy, so visitors are let in in the order they arrived.",
-	Random:          "The site is busy. Visitors who arrived within the same {seconds} seconds form a group, and the people in a group are let in in a random order. Groups ahead of yours: {groups}.",
+	Fifo:            "The site is busy, so visitors are let in as places free up, in the order they arrived.",
+	Random:          "The site is busy. Visitors who arrived within the same {seconds} seconds form a group, and within a group the order is random. Groups ahead of yours: {groups}.",
 	Drawn:           "The sale opened at {starts}. Everyone in its pre-queue was given a place in line by a random draw; your turn comes somewhere in the range shown.",
 	Priority:        "You hold a priority place: invited visitors are let in ahead of the line, with up to {share}% of the places, so the line keeps moving too.",
 	Paused:          "Entry is paused for the moment; your place is kept.",
@@ -202,6 +205,7 @@ var de = [numKeys]string{
 	LabelWait:       "Geschätzte Wartezeit",
 	LabelTicket:     "Ihre Nummer",
 	LabelServing:    "Zurzeit an der Reihe",
+	NobodyYet:       "noch niemand",
 	LabelUpdated:    "Zuletzt aktualisiert",
 	LabelProgress:   "Fortschritt seit Ihrer Ankunft",
 	Turn:            "Wenn Sie an der Reihe sind, geht es automatisch weiter zu der Seite, die Sie aufgerufen haben.",
@@ -253,6 +257,7 @@ var fr = [numKeys]string{
 	LabelWait:       "Attente estimée",
 	LabelTicket:     "Votre ticket",
 	LabelServing:    "Numéro appelé",
+	NobodyYet:       "personne pour l’instant",
 	LabelUpdated:    "Dernière mise à jour",
 	LabelProgress:   "Progression depuis votre arrivée",
 	Turn:            "Quand viendra votre tour, vous serez conduit automatiquement à la page demandée.",
@@ -304,6 +309,7 @@ var es = [numKeys]string{
 	LabelWait:       "Espera estimada",
 	LabelTicket:     "Su número",
 	LabelServing:    "Atendiendo ahora",
+	NobodyYet:       "nadie todavía",
 	LabelUpdated:    "Última actualización",
 	LabelProgress:   "Avance desde su llegada",
 	Turn:            "Cuando llegue su turno, continuará automáticamente a la página que solicitó.",
@@ -355,6 +361,7 @@ var ja = [numKeys]string{
 	LabelWait:       "予想待ち時間",
 	LabelTicket:     "整理番号",
 	LabelServing:    "現在の案内番号",
+	NobodyYet:       "まだいません",
 	LabelUpdated:    "最終更新",
 	LabelProgress:   "到着してからの進み具合",
 	Turn:            "順番が来ると、アクセスしたページへ自動的に進みます。",
@@ -406,6 +413,7 @@ var pt = [numKeys]string{
 	LabelWait:       "Espera estimada",
 	LabelTicket:     "Sua senha",
 	LabelServing:    "Atendendo agora",
+	NobodyYet:       "ninguém ainda",
 	LabelUpdated:    "Última atualização",
 	LabelProgress:   "Progresso desde a sua chegada",
 	Turn:            "Quando chegar a sua vez, você seguirá automaticamente para a página que pediu.",

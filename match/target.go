@@ -153,13 +153,21 @@ func (a Specificity) String() string {
 	case exactHost:
 		host = "exact host"
 	case wildcardHost:
-		host = fmt.Sprintf("wildcard host (suffix of %d characters)", a.suffix)
+		host = fmt.Sprintf("wildcard host (suffix of %s)", plural(a.suffix, "character"))
 	}
 	country := ""
 	if a.country {
 		country = ", country-targeted"
 	}
-	return fmt.Sprintf("%s, path of %d literal characters%s", host, a.path, country)
+	return fmt.Sprintf("%s, path of %s%s", host, plural(a.path, "literal character"), country)
+}
+
+// plural counts n of a noun that takes an s, as explanations print them.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // Match reports whether the target holds a request whose path reads as

@@ -340,3 +340,22 @@ func TestSpecificity(t *testing.T) {
 		t.Errorf("String: %s", s)
 	}
 }
+
+// TestSpecificityString: an explanation counts in words a person reads
+// without stumbling, one character or several.
+func TestSpecificityString(t *testing.T) {
+	tests := []struct {
+		spec Specificity
+		want string
+	}{
+		{Specificity{path: 1}, "any host, path of 1 literal character"},
+		{Specificity{path: 0}, "any host, path of 0 literal characters"},
+		{Specificity{host: exactHost, path: 6, country: true}, "exact host, path of 6 literal characters, country-targeted"},
+		{Specificity{host: wildcardHost, suffix: 1, path: 2}, "wildcard host (suffix of 1 character), path of 2 literal characters"},
+	}
+	for _, tc := range tests {
+		if got := tc.spec.String(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.spec, got, tc.want)
+		}
+	}
+}

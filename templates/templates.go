@@ -72,7 +72,7 @@ type Page struct {
 var (
 	// Queue shows a waiting visitor their place.
 	Queue = Page{Name: "queue.html", Fields: []string{
-		"room", "ticket", "position", "ahead", "now_serving", "issued",
+		"room", "ticket", "position", "ahead", "now_serving", "serving", "issued",
 		"wait", "refresh_seconds", "status", "draw",
 		"lang", "title", "message", "logo_url", "support_link", "support_label", "theme",
 		"announce", "position_number", "progress", "progress_max", "updated", "updated_iso",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,29 @@ func TestPOPs(t *testing.T) {
 		}
 		if n := st.StoreCalls(); n == 0 {
 			t.Errorf("POP %s made no call to the stack's store", pop.Name)
+		}
+	}
+}
+
+// TestOriginHeaders: the demo origin's /headers prints the waiting room's
+// headers the request carried, and no line for one it did not.
+func TestOriginHeaders(t *testing.T) {
+	tests := []struct {
+		name   string
+		header http.Header
+		want   string
+	}{
+		{"none", http.Header{}, ""},
+		{"bypass", http.Header{"Waiting-Room-Bypass": {"verified-bot"}}, "Waiting-Room-Bypass: verified-bot\n"},
+		{"both", http.Header{"Waiting-Room-Fail-Open": {"store"}, "Waiting-Room-Bypass": {"ip"}}, "Waiting-Room-Fail-Open: store\nWaiting-Room-Bypass: ip\n"},
+	}
+	for _, tc := range tests {
+		req := httptest.NewRequest(http.MethodGet, "/headers", nil)
+		req.Header = tc.header
+		rec := httptest.NewRecorder()
+		DemoOrigin().ServeHTTP(rec, req)
+		if got := rec.Body.String(); got != tc.want {
+			t.Errorf("%s: /headers printed %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

@@ -76,8 +76,12 @@ func DemoOrigin() http.Handler {
 		fmt.Fprintf(w, "sent command %q\n", r.URL.Query().Get("c"))
 	})
 	mux.HandleFunc("/headers", func(w http.ResponseWriter, r *http.Request) {
+		// Only the headers the edge set: an empty line would read as one
+		// set to nothing.
 		for _, k := range []string{"Waiting-Room-Fail-Open", "Waiting-Room-Bypass"} {
-			fmt.Fprintf(w, "%s: %s\n", k, r.Header.Get(k))
+			if v := r.Header.Values(k); len(v) > 0 {
+				fmt.Fprintf(w, "%s: %s\n", k, strings.Join(v, ", "))
+			}
 		}
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -6,7 +6,10 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
+	"io"
 	"log"
 	"os"
 	"os/signal"
@@ -38,7 +41,10 @@ func main() {
 	defer stop()
 	start := time.Now()
 	log.Printf("starting Redis, the Upstash REST stand-in, the demo origin and %d local host(s) for %s", *pops, *wasm)
-	log.Printf("the first start compiles %s for this machine (about a minute for the Go build on 2 busy cores), kept in %s for later starts", *wasm, cache)
+	marker, cached := compiledBefore(cache, *wasm)
+	if !cached {
+		log.Printf("compiling %s for this machine (about a minute for the Go build on 2 busy cores)%s", *wasm, keptIn(cache))
+	}
 	st, err := devstack.Start(ctx, devstack.Options{
 		Manifest: *manifest, Wasm: *wasm, Addr: *addr,
 		UpstashAddr: *upstashAddr, OriginAddr: *originAddr,
@@ -46,6 +52,11 @@ func main() {
 	})
 	if err != nil {
 		log.Fatalf("serve: %v", err)
+	}
+	if marker != "" && !cached {
+		if err := os.WriteFile(marker, nil, 0o644); err != nil {
+			log.Printf("serve: %v (the next start says it compiles again)", err)
+		}
 	}
 	password := string(st.Manifest.SecretStores[devstack.SecretStore]["admin_password"])
 	adminPath := st.Manifest.ConfigStores[devstack.ConfigStore]["admin_path"]
@@ -70,4 +81,35 @@ func main() {
 	<-ctx.Done()
 	log.Printf("stopping")
 	st.Close()
+}
+
+// compiledBefore reports whether an earlier start compiled this very wasm
+// into the cache, so the wait is announced only when there is one: the
+// host's compilation cache does not say, so each start that compiled
+// leaves a marker named by the module's digest beside it. marker is where
+// that start's marker goes ("" without a cache or a readable module).
+func compiledBefore(cache, wasm string) (marker string, cached bool) {
+	if cache == "" {
+		return "", false
+	}
+	f, err := os.Open(wasm)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", false
+	}
+	marker = filepath.Join(cache, "serve-compiled-"+hex.EncodeToString(h.Sum(nil)))
+	_, err = os.Stat(marker)
+	return marker, err == nil
+}
+
+// keptIn says where the compiled code is kept, if anywhere.
+func keptIn(cache string) string {
+	if cache == "" {
+		return ", not kept: no cache directory"
+	}
+	return ", kept in " + cache + " for later starts"
 }

@@ -155,7 +155,7 @@ func TestExplain(t *testing.T) {
 		{"the sale from Germany", explain("shop.example.com", "/sale/shoes", "--country", "de"), 0, []string{
 			"request: GET shop.example.com/sale/shoes from an address the flags describe (192.0.2.1 stands in for it) in DE",
 			"room:    sale\n", "rule:    line\n",
-			"why:     room sale holds it (exact host, path of 6 literal characters, country-targeted); room shop matches less specifically (exact host, path of 1 literal characters); no bypass rule matched",
+			"why:     room sale holds it (exact host, path of 6 literal characters, country-targeted); room shop matches less specifically (exact host, path of 1 literal character); no bypass rule matched",
 			"config has 1 problem(s)",
 		}},
 		{"the sale from elsewhere", explain("--country", "FR", "--ip", "198.51.100.7", "shop.example.com", "/sale/shoes"), 0, []string{

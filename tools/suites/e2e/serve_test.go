@@ -2,8 +2,8 @@ package e2e
 
 import (
 	"bufio"
-	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -14,7 +14,8 @@ import (
 )
 
 // TestServeCommand runs make serve's program with the embedded Redis, as on
-// a machine without redis-server, and stops it with Ctrl-C.
+// a machine without redis-server, runs the README tour's first command
+// against it, and stops it with Ctrl-C.
 func TestServeCommand(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "serve")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/serve").CombinedOutput(); err != nil {
@@ -58,24 +59,7 @@ func TestServeCommand(t *testing.T) {
 	if !strings.Contains(log.String(), "(embedded)") || !strings.Contains(log.String(), `password "dev-admin-password"`) {
 		t.Fatalf("serve should say it runs the embedded Redis and print the admin password:\n%s", log.String())
 	}
-	// As a browser: the arrival redirect, then the same URL with its cookie.
-	resp, err := client.Get(url + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	req, _ := http.NewRequest(http.MethodGet, url+"/", nil)
-	for _, c := range resp.Cookies() {
-		req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
-	}
-	if resp, err = client.Do(req); err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(body), "You reached the origin") {
-		t.Fatalf("through make serve's stack: %d %s", resp.StatusCode, body)
-	}
+	tourCommand(t, url)
 	cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan error, 1)
 	go func() {
@@ -93,5 +77,36 @@ func TestServeCommand(t *testing.T) {
 	}
 	if _, err := http.Get(url + "/"); err == nil {
 		t.Fatal("the waiting room still answers after Ctrl-C")
+	}
+}
+
+// tourCommand runs the shell command of the README tour's first step, as
+// printed there, against the waiting room at url: its visitors reach the
+// origin until the room is full, then wait in line; none is left at
+// "joining" (a client without a cookie jar never gets further).
+func tourCommand(t *testing.T, url string) {
+	t.Helper()
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Log("SKIPPED the README tour's command: no curl on PATH (apt-get install curl)")
+		return
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile("(?s)1\\. \\*\\*Join the line\\.\\*\\*.*?```sh\n(.*?)```").FindSubmatch(readme)
+	if block == nil {
+		t.Fatal("README.md's tour has no shell command in its first step")
+	}
+	script := strings.ReplaceAll(string(block[1]), "http://127.0.0.1:7676", url)
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = t.TempDir() // the cookie jars
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the tour's command: %v\n%s", err, out)
+	}
+	text := string(out)
+	if !strings.Contains(text, "<!doctype html>") || !strings.Contains(text, `"status":"waiting"`) || strings.Contains(text, `"joining"`) {
+		t.Errorf("the tour's command printed, want the origin's page and then places in line:\n%s", text)
 	}
 }

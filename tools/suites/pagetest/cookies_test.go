@@ -23,13 +23,17 @@ func TestCookiesBlocked(t *testing.T) {
 	br := headless.Start(t, suite, 1280, 800, headless.BlockCookies)
 	type page struct {
 		Main, Lang, Title, Address, Retry string
+		// Header: the page names the Waiting-Room-Pass header, a note
+		// for apps that a visitor cannot act on (apps ask for JSON,
+		// whose answer names it).
+		Header bool
 	}
 	tests := []struct {
 		name, languages, path string
 		want                  page
 	}{
-		{"English", "en-GB,en;q=0.9", asked, page{"wr-cookies", "en", "Please allow cookies", asked, asked}},
-		{"German", "de-AT,de;q=0.9", "/de/?x=1", page{"wr-cookies", "de", "Bitte Cookies erlauben", "/de/?x=1", "/de/?x=1"}},
+		{"English", "en-GB,en;q=0.9", asked, page{"wr-cookies", "en", "Please allow cookies", asked, asked, false}},
+		{"German", "de-AT,de;q=0.9", "/de/?x=1", page{"wr-cookies", "de", "Bitte Cookies erlauben", "/de/?x=1", "/de/?x=1", false}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,7 +49,8 @@ func TestCookiesBlocked(t *testing.T) {
 				}
 				got := headless.Eval[page](tab, "reading the page", `({Main: document.querySelector("main").id, Lang: document.documentElement.lang,
 					Title: document.querySelector("h1").textContent, Address: location.pathname + location.search,
-					Retry: document.getElementById("wr-retry").getAttribute("href")})`)
+					Retry: document.getElementById("wr-retry").getAttribute("href"),
+					Header: document.body.innerText.includes("Waiting-Room-Pass")})`)
 				if got != tc.want {
 					t.Errorf("load %d: the page shows %+v, want %+v", load, got, tc.want)
 				}

@@ -49,6 +49,9 @@ const (
 	// whose way out is its top rung, 16 bits.
 	lureRoom = `{"paths":["/lure/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,"proof_of_work":16,"snapshot_ttl":0,` +
 		`"decoy_ips":["127.0.0.0/8","::1/128"]}`
+	// freshRoom has let nobody in yet: the test pauses it before its
+	// first visitor arrives.
+	freshRoom = `{"paths":["/fresh/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,"inactivity_timeout":3600,"session_duration":3600}`
 	// shutRoom is closed live by the operator while a visitor waits.
 	shutRoom = `{"paths":["/shut/"],"max_active_users":1,"refresh":2,"queue_timeout":3600,` +
 		`"inactivity_timeout":3600,"session_duration":3600}`
@@ -74,7 +77,7 @@ func start(t *testing.T) *stack {
 		devstack.SetRooms(m, storeTimeout, [2]string{"shop", shopRoom}, [2]string{"reading", readingRoom},
 			[2]string{"exit", exitRoom}, [2]string{"outlet", outletRoom}, [2]string{"shut", shutRoom}, [2]string{"door14", door14Room},
 			[2]string{"door16", door16Room}, [2]string{"door18", door18Room}, [2]string{"door20", door20Room},
-			[2]string{"calm", calmRoom}, [2]string{"lure", lureRoom})
+			[2]string{"calm", calmRoom}, [2]string{"lure", lureRoom}, [2]string{"fresh", freshRoom})
 	}
 	st, err := devstack.Start(context.Background(), opts)
 	if err != nil {
