@@ -846,7 +846,10 @@ func TestBadCallsWriteNothing(t *testing.T) {
 // TestOutageCostsNoPlace: after a gap longer than the claim window, the
 // queue timeout and the session TTL (a store outage), the first calls find
 // every visitor where they were: the waiting one still waits with the same
-// ticket, the called one can claim, the session renews.
+// ticket, the called one can claim, the session renews. The edge saw the
+// store fail (its POP's down marker, store.Policy.FailedAt) and says so
+// on its first call that succeeds: nothing else tells the store that the
+// silence was an outage.
 func TestOutageCostsNoPlace(t *testing.T) {
 	st, _ := newStore(t)
 	p := policy(0, 1, 2)
@@ -864,6 +867,7 @@ func TestOutageCostsNoPlace(t *testing.T) {
 	}
 	back := t0.Add(10 * time.Minute)
 	l.quiet = true
+	l.p.FailedAt = t0.Add(time.Minute) // a poll that timed out
 	if pl := l.poll(waiting.Ticket, back); pl.Outcome != store.Waiting || pl.Ticket != waiting.Ticket {
 		t.Errorf("the waiting visitor after the outage: %+v, want still waiting with ticket %d", pl, waiting.Ticket)
 	}
@@ -875,13 +879,16 @@ func TestOutageCostsNoPlace(t *testing.T) {
 	}
 }
 
-// TestClockAnHourAheadMovesTheLineOneStep: one call stamped an hour ahead
-// (an edge with a wrong clock) must not expire the line or call an hour of
-// rate at once; calls with the right time afterwards go on as before.
-func TestClockAnHourAheadMovesTheLineOneStep(t *testing.T) {
+// TestClockAnHourAheadCallsNoHourOfRate: one call stamped an hour ahead
+// (an edge with a wrong clock) must not call an hour of rate at once;
+// calls with the right time afterwards go on as before. (Line time counts
+// the hour: nobody saw the store fail, and a stamp an hour ahead is an
+// hour of silence as far as the script can tell, so tickets that wait
+// longer than their queue timeout would lapse; here it is two hours.)
+func TestClockAnHourAheadCallsNoHourOfRate(t *testing.T) {
 	st, _ := newStore(t)
 	p := policy(60, 1, 0)
-	p.QueueTimeout = time.Minute
+	p.QueueTimeout = 2 * time.Hour
 	l := newLine(t, st, p)
 	l.quiet = true
 	for i := 0; i < 200; i++ {
