@@ -760,9 +760,9 @@ func TestBadCallsWriteNothing(t *testing.T) {
 	// The header (store/genline/protocol.go): op, now, rate, burst,
 	// capacity, claim, session, queue, refresh, window, catch-up,
 	// heartbeat, share, mode, random key, event name, pre-queue, start,
-	// end, draw key, refused, shard, shards.
+	// end, draw key, refused, shard, shards, failed at.
 	good := []string{"stats", later, "60", "1", "0", "30000", "90000", "900000", "10000", "0", "30000",
-		"20000", "0.2", "fifo", "", "", "0", "0", "0", "", "0", "0", "1"}
+		"20000", "0.2", "fifo", "", "", "0", "0", "0", "", "0", "0", "1", "0"}
 	tests := []struct {
 		name string
 		at   int // the header's argument changed, or -1
@@ -791,7 +791,7 @@ func TestBadCallsWriteNothing(t *testing.T) {
 		{name: "a shard fractional", at: 21, to: "0.5"},
 		{name: "ticket fractional", at: -1, op: "poll", tail: []string{"2.5", "1"}},
 		{name: "epoch negative", at: -1, op: "poll", tail: []string{"2", "-1"}},
-		{name: "failed at not a number", at: -1, op: "renew", tail: []string{"2", "1", "x"}},
+		{name: "failed at not a number", at: 23, to: "x"},
 		{name: "usable until negative", at: -1, op: "end", tail: []string{"2", "1", "-1"}},
 		{name: "audit entry too long", at: -1, op: "pause", tail: []string{strings.Repeat("x", 1025)}},
 		{name: "rate override negative", at: -1, op: "limits", tail: []string{"", "-1", "", "", ""}},
