@@ -128,15 +128,24 @@ func (q *request) store() (*shard.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	backends := []shard.Backend{db}
+	backends := []shard.Backend{q.withDownMarker(db)}
 	for j := 1; j < q.settings.UpstashDatabases; j++ {
 		more, err := q.databaseOf(j, db)
 		if err != nil {
 			return nil, err
 		}
-		backends = append(backends, more)
+		backends = append(backends, q.withDownMarker(more))
 	}
 	return &shard.Store{Backends: backends, Shards: q.shardsOf}, nil
+}
+
+// withDownMarker is db with the POP's down marker (downMarked), when the
+// POP has a cache to keep it in.
+func (q *request) withDownMarker(db *store.Upstash) shard.Backend {
+	if q.Cache == nil {
+		return db
+	}
+	return downMarked{db, q.Cache, q.Logf}
 }
 
 // SecretUpstashTokenOf is the secret holding the REST token of Upstash

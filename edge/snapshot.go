@@ -16,11 +16,13 @@ import (
 // Cache is the POP's cache (Fastly's, at the edge): GetOrSet returns key's
 // value, or runs fill once for every concurrent caller in the POP (request
 // collapsing) and keeps its value for the TTL fill returns. Get returns
-// key's value, nil when the POP has none. Purge drops key's value in every
-// POP (on Fastly, within about 150 ms).
+// key's value, nil when the POP has none. Set keeps value under key in the
+// POP for ttl, in place of any value it had. Purge drops key's value in
+// every POP (on Fastly, within about 150 ms).
 type Cache interface {
 	GetOrSet(key string, fill func() ([]byte, time.Duration, error)) ([]byte, error)
 	Get(key string) ([]byte, error)
+	Set(key string, value []byte, ttl time.Duration) error
 	Purge(key string) error
 }
 

@@ -26,6 +26,13 @@ func (m *memCache) Get(key string) ([]byte, error) {
 	return m.values[key], m.err
 }
 
+func (m *memCache) Set(key string, value []byte, ttl time.Duration) error {
+	if m.err == nil {
+		m.values[key], m.ttls[key] = value, ttl
+	}
+	return m.err
+}
+
 func (m *memCache) GetOrSet(key string, fill func() ([]byte, time.Duration, error)) ([]byte, error) {
 	if m.err != nil {
 		return nil, m.err

@@ -282,6 +282,20 @@ func (popCache) Get(key string) ([]byte, error) {
 	return readCached(key, body)
 }
 
+func (popCache) Set(key string, value []byte, ttl time.Duration) error {
+	w, err := core.Insert([]byte(key), core.WriteOptions{TTL: ttl,
+		SurrogateKeys: []string{simple.SurrogateKeyForCacheKey([]byte(key), simple.PurgeScopePOP),
+			simple.SurrogateKeyForCacheKey([]byte(key), simple.PurgeScopeGlobal)}})
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(value); err != nil {
+		w.Abandon()
+		return err
+	}
+	return w.Close()
+}
+
 func (popCache) GetOrSet(key string, fill func() ([]byte, time.Duration, error)) ([]byte, error) {
 	body, err := simple.GetOrSet([]byte(key), func() (simple.CacheEntry, error) {
 		b, ttl, err := fill()

@@ -82,15 +82,17 @@
 -- between calls as the callers stamp it; a stamp more than TOLERANCE
 -- behind the last resynchronises without advancing. Every deadline (a
 -- waiting visitor's last poll, a claim window, a session's expiry, a
--- tombstone) is in line time. A gap counts in full when it is at most a
--- refresh (refresh_ms, or STEP), or when nobody is in line (no ticket
--- waits or is called) and the caller reports no failure: a quiet room's
--- timeouts hold to the second. A longer silence while tickets wait
--- (their holders poll at least every refresh, so none got through) or one
--- a renewal reports (failed_at: the caller's last renewal failed since
--- the last call seen here) is an outage, and counts STEP at most, so it
--- costs nobody a place, a call or a session. The token bucket counts real
--- time between calls, at most burst plus catch-up's worth of it.
+-- tombstone) is in line time, which follows the wall clock: a gap counts
+-- in full, however long and whoever is in line, so a night with tickets
+-- left behind, or visitors polling seldom (a background tab), leaves no
+-- deadline standing. The one exception is an outage the edge observed: a
+-- caller that reports a store failure since the last call seen here
+-- (failed_at: the latest failure its POP saw, or the failed renewal its
+-- holder's pass carries, reported on the next call that succeeds) makes
+-- the gap count STEP at most, so the outage costs nobody a place, a call
+-- or a session. A silence nobody saw fail is a quiet spell, not an
+-- outage. The token bucket counts real time between calls, at most burst
+-- plus catch-up's worth of it.
 --
 -- "admitted" counts positions in the calling order. In first-come order the
 -- position is the ticket; in random order, visitors who arrived within the
@@ -146,47 +148,43 @@ local A = {
   refused = ARGV[21], -- the request's pass was refused (counted in the history)
   shard = ARGV[22], -- which of the room's shards this line is, from 0
   shards = ARGV[23], -- how many shards the room runs as: each takes its share of rate, burst and capacity; 1 = unsharded
+  failed_at = ARGV[24], -- ms: the latest store failure the caller observed (its POP's, or the holder's failed renewal); 0 = none
 }
 local want
 if A.op == 'join' then
-  A.arrival = ARGV[24] -- the arrival pass's id: one ticket per arrival
-  want = 24
-elseif A.op == 'vip' then
-  A.arrival = ARGV[24] -- the arrival pass's id: one ticket per arrival
-  A.invite = ARGV[25] -- the invite's id: its uses are counted under it
-  A.uses = ARGV[26] -- how many tickets the invite may hand out
-  A.invite_until = ARGV[27] -- ms: until when its count is kept
-  want = 27
-elseif A.op == 'poll' then
-  A.ticket = ARGV[24] -- the ticket (negative: the priority lane's) or session's ticket
-  A.epoch = ARGV[25] -- the line the ticket or session belongs to
+  A.arrival = ARGV[25] -- the arrival pass's id: one ticket per arrival
   want = 25
-elseif A.op == 'renew' then
-  A.ticket = ARGV[24] -- the ticket (negative: the priority lane's) or session's ticket
-  A.epoch = ARGV[25] -- the line the ticket or session belongs to
-  A.failed_at = ARGV[26] -- ms: when the holder's last renewal failed (the store was unreachable); 0 = it did not
+elseif A.op == 'vip' then
+  A.arrival = ARGV[25] -- the arrival pass's id: one ticket per arrival
+  A.invite = ARGV[26] -- the invite's id: its uses are counted under it
+  A.uses = ARGV[27] -- how many tickets the invite may hand out
+  A.invite_until = ARGV[28] -- ms: until when its count is kept
+  want = 28
+elseif A.op == 'poll' or A.op == 'renew' then
+  A.ticket = ARGV[25] -- the ticket (negative: the priority lane's) or session's ticket
+  A.epoch = ARGV[26] -- the line the ticket or session belongs to
   want = 26
 elseif A.op == 'end' then
-  A.ticket = ARGV[24] -- the ticket (negative: the priority lane's) or session's ticket
-  A.epoch = ARGV[25] -- the line the ticket or session belongs to
-  A.usable_until = ARGV[26] -- ms: until when the ending pass admits without asking
-  want = 26
+  A.ticket = ARGV[25] -- the ticket (negative: the priority lane's) or session's ticket
+  A.epoch = ARGV[26] -- the line the ticket or session belongs to
+  A.usable_until = ARGV[27] -- ms: until when the ending pass admits without asking
+  want = 27
 elseif A.op == 'admit' then
-  A.n = ARGV[24] -- how many to call at once, beyond rate and capacity
+  A.n = ARGV[25] -- how many to call at once, beyond rate and capacity
+  A.audit = ARGV[26] -- the operator action's audit entry, a JSON object less its states and closing brace; '' for none
+  want = 26
+elseif A.op == 'pause' or A.op == 'resume' or A.op == 'queue_all' or A.op == 'clear' or A.op == 'reset' then
   A.audit = ARGV[25] -- the operator action's audit entry, a JSON object less its states and closing brace; '' for none
   want = 25
-elseif A.op == 'pause' or A.op == 'resume' or A.op == 'queue_all' or A.op == 'clear' or A.op == 'reset' then
-  A.audit = ARGV[24] -- the operator action's audit entry, a JSON object less its states and closing brace; '' for none
-  want = 24
 elseif A.op == 'limits' then
-  A.audit = ARGV[24] -- the operator action's audit entry, a JSON object less its states and closing brace; '' for none
-  A.set_rate = ARGV[25] -- the live rate to set, '' to keep
-  A.set_burst = ARGV[26] -- the live burst to set, '' to keep
-  A.set_cap = ARGV[27] -- the live capacity to set, '' to keep
-  A.set_mode = ARGV[28] -- the live mode to set, '' to keep
-  want = 28
+  A.audit = ARGV[25] -- the operator action's audit entry, a JSON object less its states and closing brace; '' for none
+  A.set_rate = ARGV[26] -- the live rate to set, '' to keep
+  A.set_burst = ARGV[27] -- the live burst to set, '' to keep
+  A.set_cap = ARGV[28] -- the live capacity to set, '' to keep
+  A.set_mode = ARGV[29] -- the live mode to set, '' to keep
+  want = 29
 elseif A.op == 'stats' then
-  want = 23
+  want = 24
 end
 local REPLY = {
   epoch = 1, -- the line's epoch
@@ -607,18 +605,17 @@ local called_now = 0
 local issued0, admitted0 = issued, admitted
 
 -- The clock: line time advances by the gap since the last call, unless
--- the gap looks like an outage, which counts STEP at most: a silence
--- longer than a refresh while tickets wait or are called (their holders
--- poll at least every refresh, so none could get through), or one the
--- caller reports (its last renewal failed after the last call seen here).
--- A quiet spell with nobody in line counts in full, so sessions lapse on
--- time. elapsed is the real gap, for the token bucket.
+-- the caller observed the store fail after the last call seen here (its
+-- clock within TOLERANCE of ours): that gap is an outage, and counts STEP
+-- at most. A failure before the last call explains nothing since, and a
+-- silence nobody saw fail counts in full, tickets waiting or not, so
+-- sessions and tickets lapse on time. elapsed is the real gap, for the
+-- token bucket.
 local elapsed = 0
 if now >= raw then
   local gap = now - raw
   local step = gap
-  if gap > math.max(refresh_ms, STEP) and ((failed_at > 0 and failed_at >= raw - TOLERANCE)
-      or redis.call('ZCARD', waiting) + redis.call('ZCARD', called) > 0) then
+  if gap > STEP and failed_at > 0 and failed_at >= raw - TOLERANCE then
     step = STEP
   end
   lt = lt + step

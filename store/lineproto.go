@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "2ade43d812a00abf9d6b499fa2014be70534b94a"
+const lineScriptSHA = "a453fe640c0d487057f9b13a2615aaeda0b7bde3"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.
@@ -60,6 +60,8 @@ type lineArgs struct {
 	Shard int64
 	// Shards is how many shards the room runs as: each takes its share of rate, burst and capacity; 1 = unsharded.
 	Shards int64
+	// FailedAt is ms: the latest store failure the caller observed (its POP's, or the holder's failed renewal); 0 = none.
+	FailedAt int64
 	// Arrival is the arrival pass's id: one ticket per arrival.
 	Arrival string
 	// Invite is the invite's id: its uses are counted under it.
@@ -72,8 +74,6 @@ type lineArgs struct {
 	Ticket int64
 	// Epoch is the line the ticket or session belongs to.
 	Epoch int64
-	// FailedAt is ms: when the holder's last renewal failed (the store was unreachable); 0 = it did not.
-	FailedAt int64
 	// UsableUntil is ms: until when the ending pass admits without asking.
 	UsableUntil int64
 	// N is how many to call at once, beyond rate and capacity.
@@ -115,7 +115,8 @@ func (a *lineArgs) argv(dst []string) (_ []string, ok bool) {
 		a.EventKey,
 		flag(a.Refused),
 		strconv.FormatInt(a.Shard, 10),
-		strconv.FormatInt(a.Shards, 10))
+		strconv.FormatInt(a.Shards, 10),
+		strconv.FormatInt(a.FailedAt, 10))
 	switch a.Op {
 	case "join":
 		dst = append(dst, a.Arrival)
@@ -124,7 +125,7 @@ func (a *lineArgs) argv(dst []string) (_ []string, ok bool) {
 	case "poll":
 		dst = append(dst, strconv.FormatInt(a.Ticket, 10), strconv.FormatInt(a.Epoch, 10))
 	case "renew":
-		dst = append(dst, strconv.FormatInt(a.Ticket, 10), strconv.FormatInt(a.Epoch, 10), strconv.FormatInt(a.FailedAt, 10))
+		dst = append(dst, strconv.FormatInt(a.Ticket, 10), strconv.FormatInt(a.Epoch, 10))
 	case "end":
 		dst = append(dst, strconv.FormatInt(a.Ticket, 10), strconv.FormatInt(a.Epoch, 10), strconv.FormatInt(a.UsableUntil, 10))
 	case "admit":

@@ -86,10 +86,10 @@ type Policy struct {
 	// QueueTimeout is how long a waiting visitor keeps their place without
 	// polling.
 	QueueTimeout time.Duration
-	// Refresh is the longest a waiting visitor goes between polls. A
-	// silence longer than that while tickets wait is taken as an outage,
-	// which costs nobody a place; a shorter one, or one with nobody in
-	// line, counts in full, so sessions lapse on time in a quiet room.
+	// Refresh is how often a waiting visitor's page is asked to poll.
+	// Line time does not rely on it: pages poll slower than asked (a
+	// background tab), so a silence of any length counts in full unless
+	// the edge saw the store fail (FailedAt, SessionRef.FailedAt).
 	Refresh time.Duration
 	// RandomWindow, when set, calls visitors who arrived within the same
 	// window of this length in a random order; 0 is first come, first served.
@@ -119,8 +119,12 @@ type Policy struct {
 	// together never pass the room's rate or capacity.
 	Shards, Shard int
 	// FailedAt is the latest store failure the calling POP observed for
-	// the room (a call that failed or timed out), zero when none: the
-	// store counts a silence it explains as an outage, not a quiet spell.
+	// the room's line (a call that failed or timed out: the POP's down
+	// marker), zero when none. The store sends the later of it and a
+	// renewal's SessionRef.FailedAt on every call: a failure after the
+	// last call the store answered makes the silence since an outage,
+	// which counts a few seconds of line time at most; any other silence
+	// counts in full.
 	FailedAt time.Time
 }
 

@@ -356,6 +356,9 @@ func (u *Upstash) run(ctx context.Context, room string, p Policy, a lineArgs, no
 	a.HeartbeatMS, a.Share = p.Heartbeat.Milliseconds(), min(max(p.PriorityShare, 0), 1)
 	a.RandomKey, a.Refused = u.RandomKey, refused(ctx)
 	a.Shard, a.Shards = int64(p.Shard), int64(max(p.Shards, 1))
+	// The latest failure anyone on the caller's side saw: its POP's, or
+	// the renewal its holder's pass says failed.
+	a.FailedAt = max(a.FailedAt, unixMS(p.FailedAt))
 	if e := p.Event; e != nil {
 		a.EventName, a.EventKey = e.ID, u.DrawKey(room, *e)
 		a.EventPrequeue, a.EventStart, a.EventEnd = unixMS(e.PrequeueFrom), unixMS(e.Starts), unixMS(e.Ends)

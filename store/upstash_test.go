@@ -61,7 +61,7 @@ func TestUpstashProtocol(t *testing.T) {
 			tr := &replay{answers: tc.answers, err: tc.err}
 			u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
 			p := Policy{PerMinute: 60, Burst: 2, Capacity: 9, ClaimWindow: 30 * time.Second, SessionTTL: time.Minute, QueueTimeout: 15 * time.Minute,
-				Refresh: 10 * time.Second, CatchUp: 20 * time.Second}
+				Refresh: 10 * time.Second, CatchUp: 20 * time.Second, FailedAt: time.UnixMilli(1699999990000)}
 			pl, err := u.Join(context.Background(), "shop", p, Arrival{ID: "arrival"}, time.UnixMilli(1700000000123))
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 				t.Fatalf("error %v, want %v", err, tc.wantErr)
@@ -79,12 +79,13 @@ func TestUpstashProtocol(t *testing.T) {
 				// The keys; the header (op, now, rate, burst, capacity, claim,
 				// session, queue, refresh, window, catch-up, heartbeat, share,
 				// mode, random key, event name, pre-queue, start, end, draw
-				// key, refused, shard, shards); join's tail (the arrival).
+				// key, refused, shard, shards, failed at); join's tail (the
+				// arrival).
 				want := []string{"11", "wr:{shop}:line", "wr:{shop}:sessions", "wr:{shop}:called", "wr:{shop}:waiting",
 					"wr:{shop}:arrivals", "wr:{shop}:ended", "wr:{shop}:windows", "wr:{shop}:invites", "wr:{shop}:history", "wr:{shop}:audit",
 					"wr:{shop}:events",
 					"join", "1700000000123", "60", "2", "9", "30000", "60000", "900000", "10000", "0", "20000", "0", "0",
-					"fifo", "", "", "0", "0", "0", "", "0", "0", "1",
+					"fifo", "", "", "0", "0", "0", "", "0", "0", "1", "1699999990000",
 					"arrival"}
 				if len(c) != 2+len(want) {
 					t.Fatalf("command %q has %d arguments, want %d", c, len(c)-2, len(want))
@@ -175,48 +176,57 @@ func TestSessionIDs(t *testing.T) {
 }
 
 // TestSessionArguments checks what Renew and End send for a session: its
-// ticket and line, when its renewal failed (renew) and when its pass stops
-// admitting (end); a session id of another line or not of this store's
-// making names no ticket.
+// ticket and line, the latest failure the caller saw (the POP's,
+// Policy.FailedAt, or the holder's failed renewal, whichever is later) in
+// the header, and when its pass stops admitting (end); a session id of
+// another line or not of this store's making names no ticket.
 func TestSessionArguments(t *testing.T) {
 	until := time.UnixMilli(1700000020000)
 	tests := []struct {
 		name   string
 		ref    SessionRef
+		popAt  time.Time // Policy.FailedAt
 		ticket string
 		epoch  string
 		failed string
 		until  string
 	}{
-		{"live", SessionRef{ID: "1700000000000.42", Epoch: 1700000000000, UsableUntil: until}, "42", "1700000000000", "0", "1700000020000"},
-		{"other line", SessionRef{ID: "1700000000000.42", Epoch: 1800000000000, UsableUntil: until}, "0", "0", "0", "1700000020000"},
-		{"not ours", SessionRef{ID: "3f9a0c", Epoch: 1700000000000, UsableUntil: until}, "0", "0", "0", "1700000020000"},
-		{"no pass", SessionRef{ID: "1700000000000.42", Epoch: 1700000000000}, "42", "1700000000000", "0", "0"},
+		{"live", SessionRef{ID: "1700000000000.42", Epoch: 1700000000000, UsableUntil: until}, time.Time{}, "42", "1700000000000", "0", "1700000020000"},
+		{"other line", SessionRef{ID: "1700000000000.42", Epoch: 1800000000000, UsableUntil: until}, time.Time{}, "0", "0", "0", "1700000020000"},
+		{"not ours", SessionRef{ID: "3f9a0c", Epoch: 1700000000000, UsableUntil: until}, time.Time{}, "0", "0", "0", "1700000020000"},
+		{"no pass", SessionRef{ID: "1700000000000.42", Epoch: 1700000000000}, time.Time{}, "42", "1700000000000", "0", "0"},
 		{"renewal failed", SessionRef{ID: "1700000000000.42", Epoch: 1700000000000, UsableUntil: until, FailedAt: time.UnixMilli(1700000005000)},
-			"42", "1700000000000", "1700000005000", "1700000020000"},
+			time.Time{}, "42", "1700000000000", "1700000005000", "1700000020000"},
+		{"the POP saw a failure", SessionRef{ID: "1700000000000.42", Epoch: 1700000000000, UsableUntil: until},
+			time.UnixMilli(1700000007000), "42", "1700000000000", "1700000007000", "1700000020000"},
+		{"the POP's failure is later", SessionRef{ID: "1700000000000.42", Epoch: 1700000000000, UsableUntil: until, FailedAt: time.UnixMilli(1700000005000)},
+			time.UnixMilli(1700000007000), "42", "1700000000000", "1700000007000", "1700000020000"},
+		{"the renewal's failure is later", SessionRef{ID: "1700000000000.42", Epoch: 1700000000000, UsableUntil: until, FailedAt: time.UnixMilli(1700000008000)},
+			time.UnixMilli(1700000007000), "42", "1700000000000", "1700000008000", "1700000020000"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ok := Response{Status: 200, Body: []byte(`{"result":[1700000000000,50,45,0,0,1,7,0,12,1699999999000,0,0,0,0,0,0,0,0,0,0,"",-1,-1,-1,0]}`)}
 			tr := &replay{answers: []Response{ok, ok}}
 			u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
-			if _, _, err := u.Renew(context.Background(), "shop", Policy{}, tc.ref, time.UnixMilli(1700000010000)); err != nil {
+			p := Policy{FailedAt: tc.popAt}
+			if _, _, err := u.Renew(context.Background(), "shop", p, tc.ref, time.UnixMilli(1700000010000)); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := u.End(context.Background(), "shop", Policy{}, tc.ref, time.UnixMilli(1700000010000)); err != nil {
+			if _, err := u.End(context.Background(), "shop", p, tc.ref, time.UnixMilli(1700000010000)); err != nil {
 				t.Fatal(err)
 			}
-			// EVALSHA sha 11 keys... the header (op first, 23 in all), then
-			// the tail: ticket, epoch, and failed_at (renew) or
+			// EVALSHA sha 11 keys... the header (op first, failed_at
+			// last, 24 in all), then the tail: ticket, epoch, and
 			// usable_until (end).
-			for i, want := range [][]string{{"renew", tc.ticket, tc.epoch, tc.failed}, {"end", tc.ticket, tc.epoch, tc.until}} {
+			for i, want := range [][]string{{"renew", tc.failed, tc.ticket, tc.epoch}, {"end", tc.failed, tc.ticket, tc.epoch, tc.until}} {
 				c := tr.sent[i]
-				if len(c) != 3+11+23+3 {
-					t.Fatalf("%s sent %d values, want %d", want[0], len(c), 3+11+23+3)
+				if n := 3 + 11 + 24 + len(want) - 2; len(c) != n {
+					t.Fatalf("%s sent %d values, want %d", want[0], len(c), n)
 				}
-				got := []string{c[14], c[37], c[38], c[39]}
+				got := append([]string{c[14]}, c[37:]...)
 				if strings.Join(got, " ") != strings.Join(want, " ") {
-					t.Errorf("%s sent op, ticket, epoch, and its third %q, want %q", want[0], got, want)
+					t.Errorf("%s sent op, failed_at and its tail %q, want %q", want[0], got, want)
 				}
 			}
 		})

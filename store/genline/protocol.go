@@ -50,6 +50,7 @@ var header = []arg{
 	{"refused", "Refused", boolean, "the request's pass was refused (counted in the history)"},
 	{"shard", "Shard", whole, "which of the room's shards this line is, from 0"},
 	{"shards", "Shards", whole, "how many shards the room runs as: each takes its share of rate, burst and capacity; 1 = unsharded"},
+	{"failed_at", "FailedAt", whole, "ms: the latest store failure the caller observed (its POP's, or the holder's failed renewal); 0 = none"},
 }
 
 // tails are what each operation sends after the header.
@@ -63,8 +64,7 @@ var tails = []struct {
 		{"uses", "Uses", whole, "how many tickets the invite may hand out"},
 		{"invite_until", "InviteUntil", whole, "ms: until when its count is kept"}}},
 	{"poll", []arg{ticket, epoch}},
-	{"renew", []arg{ticket, epoch,
-		{"failed_at", "FailedAt", whole, "ms: when the holder's last renewal failed (the store was unreachable); 0 = it did not"}}},
+	{"renew", []arg{ticket, epoch}},
 	{"end", []arg{ticket, epoch,
 		{"usable_until", "UsableUntil", whole, "ms: until when the ending pass admits without asking"}}},
 	{"admit", []arg{{"n", "N", whole, "how many to call at once, beyond rate and capacity"}, audit}},

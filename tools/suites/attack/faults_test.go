@@ -82,3 +82,65 @@ func TestALostAnswerCostsNoClaim(t *testing.T) {
 		t.Fatalf("after the lost answer: %d active, %d issued; want 2 and 2 (no second place, no new ticket)", l.active, l.issued)
 	}
 }
+
+// TestAnOutageOnlyThePOPSawCostsNoPlace: the store is down for longer
+// than the queue timeout and the inactivity timeout. Only a waiting
+// visitor's polls meet it (the POP marks the line down); the admitted
+// shopper makes no request, so no pass of theirs says a renewal failed.
+// The POP's first call that succeeds reports the failure, so the store
+// counts the outage as one and nobody loses their place: the waiting
+// visitor still waits first, and the shopper's session renews. Issue 34:
+// line time follows the wall clock except for outages the edge saw.
+func TestAnOutageOnlyThePOPSawCostsNoPlace(t *testing.T) {
+	t.Parallel()
+	e := start(t, shop(`{"paths":["/"],"max_active_users":1,"refresh":1,"claim_window":6,"queue_timeout":30,"inactivity_timeout":30}`), nil)
+	const outage = 36 * time.Second
+	shopper, v := e.visitor(), e.visitor()
+	shopper.enter("/")
+	v.poll()
+	p := v.poll()
+	if p.Status != "waiting" {
+		t.Fatalf("setup: %+v, want waiting", p)
+	}
+	e.stack.Upstash.SetFaults(upstashdev.Faults{Drop: true})
+	// The visitor's page keeps polling (every poll fails, and marks the
+	// line down again): 5 s apart, well within the marker's life.
+	for end := time.Now().Add(outage); time.Now().Before(end); time.Sleep(5 * time.Second) {
+		if a := v.get("/", "Accept", "application/json"); a.status != http.StatusServiceUnavailable {
+			t.Fatalf("a poll while the store is down: %s, want the busy answer", a)
+		}
+	}
+	e.stack.Upstash.SetFaults(upstashdev.Faults{})
+	if got := v.poll(); got.Status != "waiting" || got.Ticket != p.Ticket || got.Ahead != 0 {
+		t.Errorf("the waiting visitor after the outage: %+v, want still waiting first with ticket %d", got, p.Ticket)
+	}
+	if a := shopper.get("/after-the-outage"); !a.atOrigin() {
+		t.Errorf("the shopper, silent through the outage: %s, want the origin", a)
+	}
+	if l := e.line("shop"); l.active != 1 || l.waiting != 1 {
+		t.Errorf("after the outage: %d active, %d waiting; want the shopper's 1 and 1", l.active, l.waiting)
+	}
+}
+
+// TestASilenceNobodySawFailCountsInFull: with one place, the shopper is
+// admitted and a visitor waits; both leave without a word, and nobody
+// calls for longer than the queue timeout and the inactivity timeout. The
+// next visitor walks in at once. Issue 34: a silence with a ticket waiting
+// counted 5 s, as an outage, so the newcomer found the place still held by
+// the gone (eight hours later, in the issue's case).
+func TestASilenceNobodySawFailCountsInFull(t *testing.T) {
+	t.Parallel()
+	e := start(t, shop(`{"paths":["/"],"max_active_users":1,"refresh":1,"claim_window":6,"queue_timeout":30,"inactivity_timeout":30}`), nil)
+	shopper, v := e.visitor(), e.visitor()
+	shopper.enter("/")
+	v.poll()
+	if p := v.poll(); p.Status != "waiting" {
+		t.Fatalf("setup: %+v, want waiting", p)
+	}
+	time.Sleep(33 * time.Second)
+	newcomer := e.visitor()
+	newcomer.poll() // the arrival pass
+	if p := newcomer.poll(); p.Status != "admitted" {
+		t.Errorf("the first visitor after the silence: %+v, want admitted at once", p)
+	}
+}

@@ -33,7 +33,7 @@ func TestOperatorOnTheRealStore(t *testing.T) {
 	if _, err := o.SetLimits(ctx, "r", control.Limits{MaxActiveUsers: intp(4), NewUsersPerMinute: floatp(30)}, who); err != nil {
 		t.Fatal(err)
 	}
-	o.Now = o.Now.Add(30 * time.Second)
+	o.Now = o.Now.Add(20 * time.Second) // within the claim window (30 s)
 	s, err := o.Stats(ctx, "r")
 	if err != nil {
 		t.Fatal(err)

@@ -209,6 +209,11 @@ func TestPrioritySessionsLiveAsOthers(t *testing.T) {
 
 // event is a scheduled sale a day after t0: pre-queue from 10:00, start at
 // 12:00, end at 14:00.
+// prequeueTimeout keeps a pre-queue's tickets past event's start in the
+// tests whose holders do not poll while they wait: line time follows the
+// wall clock, so the default queue timeout would lapse them.
+const prequeueTimeout = 4 * time.Hour
+
 func event(id string) *store.Event {
 	day := t0.Add(24 * time.Hour).Truncate(24 * time.Hour)
 	return &store.Event{ID: id, PrequeueFrom: day.Add(10 * time.Hour), Starts: day.Add(12 * time.Hour), Ends: day.Add(14 * time.Hour)}
@@ -281,6 +286,7 @@ func TestDrawOrderIsTheCommittedOne(t *testing.T) {
 			st.RandomKey = "a secret random key for the test"
 			p := policy(0, 1, 0)
 			p.RandomWindow = window
+			p.QueueTimeout = prequeueTimeout
 			ev := event("draw")
 			p.Event = ev
 			l := newLine(t, st, p)
@@ -342,6 +348,7 @@ func TestLargePrequeueIsDrawnInOneCall(t *testing.T) {
 	}
 	st, _ := newStore(t)
 	p := policy(0, 1, 0)
+	p.QueueTimeout = prequeueTimeout
 	ev := event("big")
 	p.Event = ev
 	const n = 12000
@@ -401,6 +408,7 @@ func TestPrequeueHoldsThePriorityLane(t *testing.T) {
 	st, _ := newStore(t)
 	p := policy(0, 1, 0)
 	p.PriorityShare = 0.5
+	p.QueueTimeout = prequeueTimeout
 	ev := event("vip")
 	p.Event = ev
 	l := newLine(t, st, p)

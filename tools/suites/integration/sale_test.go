@@ -19,7 +19,10 @@ func TestSaleLifeCycleAtTheEdge(t *testing.T) {
 	starts, ends := pq.Add(time.Hour), pq.Add(3*time.Hour)
 	stamp := func(t time.Time) string { return t.Format(time.RFC3339) }
 	e.config[edge.KeyRooms] = "sale"
-	e.config[edge.KeyRoomPrefix+"sale"] = fmt.Sprintf(`{"paths":["/"],"mode":"reject","events":[{"name":"drop",
+	// The pre-queue's visitors do not poll in the hour before the start:
+	// a queue timeout of two hours keeps their places (line time follows
+	// the wall clock).
+	e.config[edge.KeyRoomPrefix+"sale"] = fmt.Sprintf(`{"paths":["/"],"mode":"reject","queue_timeout":7200,"events":[{"name":"drop",
 		"prequeue_from":%q,"starts":%q,"ends":%q,"overrides":{"max_active_users":2,"template":"drop.html"}}]}`,
 		stamp(pq), stamp(starts), stamp(ends))
 	e.templates["drop.html"] = "<p>Drop: place {{position}}</p>"

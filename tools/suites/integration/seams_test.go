@@ -103,39 +103,65 @@ func TestMovingTheStartDuringThePrequeueKeepsItsKey(t *testing.T) {
 }
 
 // TestQuietRoomTimeoutsHoldToTheSecond: with one place, V is admitted and
-// goes silent; W polls every 10 s (slower than the script's old 5 s step).
-// W gets the place within V's session TTL plus a heartbeat of V's last
-// request. Before issue 23, line time moved 5 s a call, so calls 10 s apart
-// aged the room at half speed and W waited about twice as long.
+// goes silent; W polls every interval, as often as refresh asks or less
+// (a background tab's timers run about once a minute). W gets the place
+// at its first poll after V's session TTL plus a heartbeat of V's last
+// request, never before V's session TTL. Before issue 23, line time moved
+// 5 s a call, so calls 10 s apart aged the room at half speed; before
+// issue 34, any gap longer than a refresh with a ticket waiting counted
+// 5 s, so W polling every 20 s waited four times as long.
 func TestQuietRoomTimeoutsHoldToTheSecond(t *testing.T) {
+	for _, interval := range []time.Duration{10 * time.Second, 12 * time.Second, 20 * time.Second, time.Minute} {
+		t.Run(interval.String(), func(t *testing.T) {
+			st, _ := newStore(t)
+			p := policy(0, 1, 1)
+			p.SessionTTL, p.Heartbeat, p.Refresh = 60*time.Second, 20*time.Second, 10*time.Second
+			l := newLine(t, st, p)
+			l.quiet = true
+			v := l.join(t0)
+			w := l.join(t0)
+			if v.Outcome != store.Admitted || w.Outcome != store.Waiting {
+				t.Fatalf("setup: %+v, %+v", v, w)
+			}
+			var in time.Duration
+			for at := interval; at <= 5*time.Minute; at += interval {
+				if l.poll(w.Ticket, t0.Add(at)).Outcome == store.Admitted {
+					in = at
+					break
+				}
+			}
+			if in < p.SessionTTL || in-interval >= p.SessionTTL+p.Heartbeat {
+				t.Fatalf("W was called %v after V's last request, want at the first poll after %v (not before %v)", in, p.SessionTTL+p.Heartbeat, p.SessionTTL)
+			}
+		})
+	}
+}
+
+// TestANightWithTicketsLeftBehindCountsInFull (issue 34): with one place
+// and the default timeouts, A is admitted and B waits, then both leave.
+// Eight hours later C walks in at once. Before, a silence with a ticket
+// waiting was taken for an outage and counted 5 s, so C found the room
+// full of the gone and waited out the inactivity timeout and the claim
+// window.
+func TestANightWithTicketsLeftBehindCountsInFull(t *testing.T) {
 	st, _ := newStore(t)
-	p := policy(0, 1, 1)
-	p.SessionTTL, p.Heartbeat, p.Refresh = 60*time.Second, 20*time.Second, 10*time.Second
-	l := newLine(t, st, p)
+	l := newLine(t, st, policy(0, 1, 1))
 	l.quiet = true
-	v := l.join(t0)
-	w := l.join(t0)
-	if v.Outcome != store.Admitted || w.Outcome != store.Waiting {
-		t.Fatalf("setup: %+v, %+v", v, w)
+	if a, b := l.join(t0), l.join(t0.Add(time.Second)); a.Outcome != store.Admitted || b.Outcome != store.Waiting {
+		t.Fatalf("setup: %+v, %+v; want A admitted and B waiting", a, b)
 	}
-	var in time.Duration
-	for at := 10 * time.Second; at <= 3*time.Minute; at += 10 * time.Second {
-		if l.poll(w.Ticket, t0.Add(at)).Outcome == store.Admitted {
-			in = at
-			break
-		}
-	}
-	if in == 0 || in > p.SessionTTL+p.Heartbeat {
-		t.Fatalf("W was called %v after V's last request, want within %v", in, p.SessionTTL+p.Heartbeat)
+	if c := l.join(t0.Add(8 * time.Hour)); c.Outcome != store.Admitted || c.Line.Active != 1 {
+		t.Fatalf("the first visitor of the morning: %+v, want admitted at once, alone", c)
 	}
 }
 
 // TestAQuietSpellIsNotAnOutage: three visitors admitted go silent and the
 // room has no other traffic; a newcomer 100 s later walks in at once (the
-// sessions lapsed 60 s after their last renewal). An outage is told apart:
-// while tickets wait, a silence longer than a refresh costs nobody their
-// place; and a session whose renewal failed, reported by its next call,
-// outlives the outage.
+// sessions lapsed 60 s after their last renewal). An outage is told apart
+// by what the edge saw: the POP whose poll failed (its down marker,
+// store.Policy.FailedAt) or the session whose renewal failed reports it
+// on its next call, and the outage costs nobody their place; the same
+// silence nobody saw fail counts in full.
 func TestAQuietSpellIsNotAnOutage(t *testing.T) {
 	st, _ := newStore(t)
 	p := policy(0, 1, 3)
@@ -149,22 +175,33 @@ func TestAQuietSpellIsNotAnOutage(t *testing.T) {
 		t.Fatalf("a newcomer after a quiet spell of 100 s: %+v, want admitted at once", pl)
 	}
 
-	// An outage with one waiting and one session: 10 minutes, no call.
-	st2, _ := newStore(t)
-	o := newLine(t, st2, policy(0, 1, 1))
-	o.p = p
-	o.p.Capacity = 1
-	o.quiet = true
-	s := o.join(t0)
-	w := o.join(t0)
+	// An outage with one waiting and one session: 10 minutes, no call
+	// got through; the waiting visitor's POP saw its poll fail.
 	after := t0.Add(10 * time.Minute)
-	if pl := o.poll(w.Ticket, after); pl.Outcome != store.Waiting || pl.Ticket != w.Ticket {
-		t.Fatalf("the waiting visitor after a 10-minute outage: %+v, want still waiting", pl)
-	}
-	ref := o.ref(s, t0)
-	ref.FailedAt = after.Add(-time.Minute)
-	if !o.renew(ref, after.Add(time.Second)) {
-		t.Fatal("the session whose renewal failed in the outage was lost")
+	for _, seen := range []bool{true, false} {
+		st2, _ := newStore(t)
+		o := newLine(t, st2, p)
+		o.p.Capacity = 1
+		o.quiet = true
+		s := o.join(t0)
+		w := o.join(t0)
+		if seen {
+			o.p.FailedAt = t0.Add(30 * time.Second)
+		}
+		pl := o.poll(w.Ticket, after)
+		switch {
+		case seen && (pl.Outcome != store.Waiting || pl.Ticket != w.Ticket):
+			t.Fatalf("the waiting visitor after a 10-minute outage its POP saw: %+v, want still waiting", pl)
+		case !seen && pl.Outcome != store.Lost:
+			t.Fatalf("the waiting visitor after 10 minutes of silence nobody saw fail: %+v, want lost (its queue timeout passed)", pl)
+		case !seen:
+			continue
+		}
+		ref := o.ref(s, t0)
+		ref.FailedAt = after.Add(-time.Minute)
+		if !o.renew(ref, after.Add(time.Second)) {
+			t.Fatal("the session whose renewal failed in the outage was lost")
+		}
 	}
 
 	// The same outage in a room with only a session: its renewal, which
@@ -173,7 +210,7 @@ func TestAQuietSpellIsNotAnOutage(t *testing.T) {
 	r := newLine(t, st3, p)
 	r.quiet = true
 	only := r.join(t0)
-	ref = r.ref(only, t0)
+	ref := r.ref(only, t0)
 	ref.FailedAt = t0.Add(30 * time.Second)
 	if !r.renew(ref, after) {
 		t.Fatal("a session whose renewal failed in a 10-minute outage was lost at its next renewal")

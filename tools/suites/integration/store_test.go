@@ -760,9 +760,9 @@ func TestBadCallsWriteNothing(t *testing.T) {
 	// The header (store/genline/protocol.go): op, now, rate, burst,
 	// capacity, claim, session, queue, refresh, window, catch-up,
 	// heartbeat, share, mode, random key, event name, pre-queue, start,
-	// end, draw key, refused, shard, shards.
+	// end, draw key, refused, shard, shards, failed at.
 	good := []string{"stats", later, "60", "1", "0", "30000", "90000", "900000", "10000", "0", "30000",
-		"20000", "0.2", "fifo", "", "", "0", "0", "0", "", "0", "0", "1"}
+		"20000", "0.2", "fifo", "", "", "0", "0", "0", "", "0", "0", "1", "0"}
 	tests := []struct {
 		name string
 		at   int // the header's argument changed, or -1
@@ -791,7 +791,7 @@ func TestBadCallsWriteNothing(t *testing.T) {
 		{name: "a shard fractional", at: 21, to: "0.5"},
 		{name: "ticket fractional", at: -1, op: "poll", tail: []string{"2.5", "1"}},
 		{name: "epoch negative", at: -1, op: "poll", tail: []string{"2", "-1"}},
-		{name: "failed at not a number", at: -1, op: "renew", tail: []string{"2", "1", "x"}},
+		{name: "failed at not a number", at: 23, to: "x"},
 		{name: "usable until negative", at: -1, op: "end", tail: []string{"2", "1", "-1"}},
 		{name: "audit entry too long", at: -1, op: "pause", tail: []string{strings.Repeat("x", 1025)}},
 		{name: "rate override negative", at: -1, op: "limits", tail: []string{"", "-1", "", "", ""}},
@@ -846,7 +846,10 @@ func TestBadCallsWriteNothing(t *testing.T) {
 // TestOutageCostsNoPlace: after a gap longer than the claim window, the
 // queue timeout and the session TTL (a store outage), the first calls find
 // every visitor where they were: the waiting one still waits with the same
-// ticket, the called one can claim, the session renews.
+// ticket, the called one can claim, the session renews. The edge saw the
+// store fail (its POP's down marker, store.Policy.FailedAt) and says so
+// on its first call that succeeds: nothing else tells the store that the
+// silence was an outage.
 func TestOutageCostsNoPlace(t *testing.T) {
 	st, _ := newStore(t)
 	p := policy(0, 1, 2)
@@ -864,6 +867,7 @@ func TestOutageCostsNoPlace(t *testing.T) {
 	}
 	back := t0.Add(10 * time.Minute)
 	l.quiet = true
+	l.p.FailedAt = t0.Add(time.Minute) // a poll that timed out
 	if pl := l.poll(waiting.Ticket, back); pl.Outcome != store.Waiting || pl.Ticket != waiting.Ticket {
 		t.Errorf("the waiting visitor after the outage: %+v, want still waiting with ticket %d", pl, waiting.Ticket)
 	}
@@ -875,13 +879,16 @@ func TestOutageCostsNoPlace(t *testing.T) {
 	}
 }
 
-// TestClockAnHourAheadMovesTheLineOneStep: one call stamped an hour ahead
-// (an edge with a wrong clock) must not expire the line or call an hour of
-// rate at once; calls with the right time afterwards go on as before.
-func TestClockAnHourAheadMovesTheLineOneStep(t *testing.T) {
+// TestClockAnHourAheadCallsNoHourOfRate: one call stamped an hour ahead
+// (an edge with a wrong clock) must not call an hour of rate at once;
+// calls with the right time afterwards go on as before. (Line time counts
+// the hour: nobody saw the store fail, and a stamp an hour ahead is an
+// hour of silence as far as the script can tell, so tickets that wait
+// longer than their queue timeout would lapse; here it is two hours.)
+func TestClockAnHourAheadCallsNoHourOfRate(t *testing.T) {
 	st, _ := newStore(t)
 	p := policy(60, 1, 0)
-	p.QueueTimeout = time.Minute
+	p.QueueTimeout = 2 * time.Hour
 	l := newLine(t, st, p)
 	l.quiet = true
 	for i := 0; i < 200; i++ {
