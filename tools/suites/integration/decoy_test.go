@@ -110,13 +110,14 @@ func TestTheDecoyHoldsNoPlace(t *testing.T) {
 				switch rapid.SampledFrom([]string{"none", "solution", "wrong"}).Draw(rt, "work") {
 				case "solution":
 					if p.Kind == queue.Arrival || p.Kind == queue.DecoyKind {
-						v.Work, _ = challenge.For("r", p.ArrivalID, p.Bind, p.Work).Solve()
+						nonce, _ := challenge.For("r", p.ArrivalID, p.Bind, p.Work).Solve()
+						v.Work = []string{nonce}
 						solved = true
 					}
 				case "wrong":
-					v.Work = "zz"
-					if p.Kind != "" && challenge.For("r", p.ArrivalID, p.Bind, p.Work).Check(v.Work) == nil {
-						v.Work = "z!"
+					v.Work = []string{"zz"}
+					if p.Kind != "" && challenge.For("r", p.ArrivalID, p.Bind, p.Work).Check("zz") == nil {
+						v.Work = []string{"z!"}
 					}
 				}
 				before, issued := calls.calls, places.regular[fmt.Sprint(client, " in minute ", now.Unix()/60)]
