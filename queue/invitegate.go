@@ -53,13 +53,8 @@ func (g *Gate) Invited(ctx context.Context, room *Room, inv Invite, v Visitor) (
 	if err != nil {
 		return g.storeFailed(room, "invited join failed", err), nil
 	}
-	switch pl.Outcome {
-	case store.InviteSpent:
+	if pl.Outcome == store.InviteSpent {
 		return Decision{}, invalid(ErrInviteSpent, "all %d uses of invite %s are taken", inv.Uses, inv.ID)
-	case store.Lost:
-		// This client's use of the invite bought its place, which is
-		// gone: it comes back through the door everyone uses.
-		return g.arriveAgain(ctx, room, v, nil, "invited place lost, arriving again"), nil
 	}
 	return g.settle(room, v, pl, map[store.Outcome]string{
 		store.Waiting: "invited", store.Admitted: "invited and called"}, nil, v.Now, 0), nil

@@ -1041,8 +1041,9 @@ elseif op == 'vip' then
   -- until the edge says they can no longer be presented.
   redis.call('ZREMRANGEBYSCORE', invites, '-inf', '(' .. (math.floor(now / 60000) * 1e6))
   local known = tonumber(redis.call('ZSCORE', arrivals, arrival))
-  if known then
-    ticket, outcome = known, standing(known) or 2
+  local o = known and standing(known)
+  if o then
+    ticket, outcome = known, o
   else
     local used = (tonumber(redis.call('ZSCORE', invites, invite)) or 0) % 1e6
     if used >= invite_uses then

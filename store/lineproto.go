@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "ad6aece7f57f1d4ffb92b640322abb6e46d03933"
+const lineScriptSHA = "b33b1c7e917420cc8c77639b0c9d5fbdd8199390"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.
