@@ -13,9 +13,9 @@ import (
 // TestWorkIsPricedAtTheJoin (issue 34, defect 1): the work a join must
 // show is the rung in force when it joins (the line's pressure then, the
 // client's joins then), the pass's own bits at least. A pass collected
-// while the line was calm pays the rush's rung; a solution of the pass's
-// lower challenge is asked more work, not decoyed; a solution of a harder
-// one than now asked joins; the wait of a browser without script is let in
+// while the line was calm pays the rush's rung, which the pass given back
+// records; a solution of the pass's lower challenge is asked more work,
+// not decoyed; a solution of a harder one than now asked joins; the wait of a browser without script is let in
 // only at the lowest working rung of the rung in force.
 func TestWorkIsPricedAtTheJoin(t *testing.T) {
 	ks, _ := ParseKeySet("new:" + key2)
@@ -45,9 +45,10 @@ func TestWorkIsPricedAtTheJoin(t *testing.T) {
 		{"a calm pass, the client's fourth join: its rung", 0, calm, 4, "", 0, Work, "work to do", 6},
 		{"a calm pass in the rush, the rush's work done", 0, rush, 0, solution(5), 0, Wait, "joined", 0},
 		{"the base rung's work done, the rush since: more work", 2, rush, 0, solution(2), 0, Work, "more work to do", 5},
-		{"a rung asked at an earlier join done, higher since: more work", 0, rush, 4, solution(5), 0, Work, "more work to do", 8},
-		{"harder work done than now asked: joins", 5, calm, 0, solution(5), 0, Wait, "joined", 0},
-		{"a rung asked at an earlier join done, lower since: joins", 0, rush, 0, solution(8), 0, Wait, "joined", 0},
+		{"a rung asked at an earlier join done, higher since: more work", 5, rush, 4, solution(5), 0, Work, "more work to do", 8},
+		{"a rung asked at an earlier join, the line calm since: its own", 5, calm, 0, solution(5), 0, Wait, "joined", 0},
+		{"harder work done than now asked (the ladder lowered): joins", 10, calm, 0, solution(10), 0, Wait, "joined", 0},
+		{"a nonce of another rung than the pass's: failed", 5, calm, 0, solution(3), 0, Decoy, "failed solution", 0},
 		{"the pass's own rung above the rung in force: its own", 5, calm, 0, "", 0, Work, "work to do", 5},
 		{"no script, waited, the base rung in force: joins", 0, nil, 0, "", NoScriptWait, Wait, "joined", 0},
 		{"no script, waited, the rush's rung in force: the work", 2, rush, 0, "", NoScriptWait, Work, "work to do", 5},
@@ -70,8 +71,16 @@ func TestWorkIsPricedAtTheJoin(t *testing.T) {
 			if d.Action != tc.action || d.Why != tc.why {
 				t.Fatalf("%v (%s, %v), want %v (%s)", d.Action, d.Why, d.Err, tc.action, tc.why)
 			}
-			if want := challenge.For("shop", "a1", "", tc.bits); tc.action == Work && (d.Challenge != want || d.Pass != "") {
-				t.Errorf("asked %+v (new pass %v), want %+v for the same pass", d.Challenge, d.Pass != "", want)
+			if want := challenge.For("shop", "a1", "", tc.bits); tc.action == Work && d.Challenge != want {
+				t.Errorf("asked %+v, want %+v", d.Challenge, want)
+			}
+			// A rung above the pass's own is recorded in the pass given
+			// back, for the same arrival and expiry.
+			if p, err := ks.Verify("shop", d.Pass, now); tc.action == Work && tc.bits > tc.own && (err != nil || p.ArrivalID != "a1" || p.Work != tc.bits || !p.Expires.Equal(now.Add(ArrivalTTL))) {
+				t.Errorf("the pass given back: %+v (%v), want arrival a1 recording %d bits", p, err, tc.bits)
+			}
+			if tc.action == Work && tc.bits <= tc.own && d.Pass != "" {
+				t.Errorf("a new pass for the rung the pass records")
 			}
 			if tc.why == "more work to do" && !errors.Is(d.Err, errMoreWork) {
 				t.Errorf("err %v, want errMoreWork", d.Err)

@@ -245,11 +245,11 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 			switch {
 			case err == nil, waitedWithoutScript(room, pass, c, v, err):
 			case errors.Is(err, errMoreWork):
-				return Decision{Action: Work, Why: "more work to do", Challenge: c, Err: err}
+				return g.askWork(room, pass, c, "more work to do", err, v.Now)
 			case room.Decoys() && failedSolution(err):
 				return g.decoy(room, v, "failed solution")
 			default:
-				return Decision{Action: Work, Why: "work to do", Challenge: c, Err: err}
+				return g.askWork(room, pass, c, "work to do", err, v.Now)
 			}
 		}
 		if why := g.hostile(room, v); why != "" {
@@ -542,9 +542,9 @@ func workOf(room *Room, p Pass, rung int) challenge.Challenge {
 	return challenge.For(room.Name, p.ArrivalID, p.Bind, min(max(p.Work, rung), room.ProofOfWork))
 }
 
-// errMoreWork: the nonce solves one of the pass's challenges, of a lower
-// rung than the one now asked (the rung rose since that work was asked):
-// work done, not enough, not a wrong solution.
+// errMoreWork: the nonce solves the pass's own challenge, of a lower rung
+// than the one now asked (the rung rose since that work was asked): work
+// done, not enough, not a wrong solution.
 var errMoreWork = errors.New("proof of work: solves a lower rung than the one in force")
 
 // solves checks the nonces against c, the challenge pass asks in room
@@ -571,28 +571,39 @@ func bestOf(nonces []string, check func(nonce string) error) error {
 	return err
 }
 
-// solvesOne checks nonce against c. Every challenge of the pass differs
-// by its rung (the rung is in the seed), so a nonce c refuses is tried
-// against the pass's others from the ladder's lowest working rung up: one
-// that solves a harder one solves c (a browser that did the work it was
-// given is not failed by a rung that fell, or an operator who lowered the
-// ladder, meanwhile); one that solves an easier one is errMoreWork.
+// solvesOne checks nonce against c. A nonce c refuses may solve the
+// challenge the pass records (its Work: the rung it was last asked;
+// the rung is in the seed, so the two differ): when that one is harder,
+// it solves c (a browser that did the work it was given is not failed by
+// a rung that fell, or an operator who lowered the ladder, meanwhile);
+// when easier, it is errMoreWork. Only the rung the pass records is
+// tried, so a wrong nonce is no likelier to pass than at c alone.
 func solvesOne(room *Room, pass Pass, c challenge.Challenge, nonce string) error {
 	err := c.Check(nonce)
-	if err == nil || errors.Is(err, challenge.Missing) {
+	if err == nil || errors.Is(err, challenge.Missing) || pass.Work == c.Bits || pass.Work <= 0 {
 		return err
 	}
-	base := challenge.Ladder{Top: room.ProofOfWork}.Base()
-	for bits := max(pass.Work, room.ProofOfWork); bits >= base; bits-- {
-		if bits == c.Bits || challenge.For(room.Name, pass.ArrivalID, pass.Bind, bits).Check(nonce) != nil {
-			continue
-		}
-		if bits > c.Bits {
-			return nil
-		}
-		return errMoreWork
+	if challenge.For(room.Name, pass.ArrivalID, pass.Bind, pass.Work).Check(nonce) != nil {
+		return err
 	}
-	return err
+	if pass.Work > c.Bits {
+		return nil
+	}
+	return errMoreWork
+}
+
+// askWork asks the holder of the arrival pass for c's work, for why. A
+// rung above the one the pass records (the rung rose since it was asked)
+// is recorded in the pass given back, with the same arrival and expiry, so
+// that its solution is known for what it is when the rung falls again
+// (solvesOne).
+func (g *Gate) askWork(room *Room, pass Pass, c challenge.Challenge, why string, err error, now time.Time) Decision {
+	d := Decision{Action: Work, Why: why, Challenge: c, Err: err}
+	if c.Bits <= pass.Work {
+		return d
+	}
+	pass.Work = c.Bits
+	return g.withPass(d, pass, pass.Expires.Sub(now))
 }
 
 // ladderBits is the rung of room's ladder in force for v: from the
