@@ -200,6 +200,9 @@ const ArrivalTTL = 10 * time.Minute
 // judged hostile (the decoy line) nor for a decoy pass, none for a session
 // inside its heartbeat, one to renew a session, poll a ticket or join the
 // line with an arrival pass (or a decoy pass and its way out's solution).
+// In a room with a proof of work, a POP whose snapshot of the line is not
+// fresh adds one to learn the pressure that prices the work (ladderBits):
+// one per POP per snapshot, shared by the arrivals and joins meanwhile.
 func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 	room = room.At(v.Now)
 	if room.Mode == Reject {
