@@ -11,7 +11,7 @@
 // the challenge travels in no cookie of its own, a solution serves only
 // the pass it was worked for, and the edge checks it with no store call.
 // A solution cannot buy a second place: the store gives an arrival one
-// ticket however often it joins.
+// ticket however often it joins, and none once that place is gone.
 //
 // How many bits to ask is the room's Ladder: none while the line is calm,
 // more as it grows against the pace it is served at, and more again for a

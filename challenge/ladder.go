@@ -10,8 +10,9 @@ import "math"
 // is calm and asks no work. From a minute on it asks Base bits, one more
 // for each doubling of the minutes, and two more for each doubling of the
 // client's joins in the last minute beyond the first, up to Top. A line
-// whose pressure the edge does not know (no snapshot in the POP yet) asks
-// Base: a room that turned the work on expects some.
+// whose pressure the edge does not know (a POP that could not read the
+// line: the edge learns it first when it can) asks Base: a room that
+// turned the work on expects some.
 type Ladder struct {
 	// Top is the highest rung; 0 asks no work ever.
 	Top int

@@ -26,7 +26,7 @@ func (q *request) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 	if d.Pass != "" {
 		q.givePass(w.Header(), room, d.Pass)
 	}
-	if v.Work != "" && q.asked.work == "" && (d.Action == queue.Wait || d.Action == queue.Admit) {
+	if len(v.Work) > 0 && q.asked.work == "" && (d.Action == queue.Wait || d.Action == queue.Admit) {
 		// The work page's cookie has served its join: kept, it would
 		// be offered as the solution of the visitor's next arrival
 		// pass (a place lost), and fail it.

@@ -95,16 +95,16 @@ func (q *request) passValues(r *fsthttp.Request, room *queue.Room) []string {
 // of its proof of work.
 func workCookie(room *queue.Room) string { return room.CookieName + "_work" }
 
-// work is the solution of the proof of work r offers for room: its
-// WorkHeader, else its work page's cookie.
-func (q *request) work(r *fsthttp.Request, room *queue.Room) string {
+// work is every solution of the proof of work r offers for room: its
+// WorkHeader, then each value of its work page's cookie. All are tried,
+// as passes are: a cookie planted from a sibling domain comes first, and
+// must not hide the browser's own.
+func (q *request) work(r *fsthttp.Request, room *queue.Room) []string {
+	v := queue.CookieValues(r.Header.Values("Cookie"), workCookie(room))
 	if q.asked.work != "" {
-		return q.asked.work
+		v = append([]string{q.asked.work}, v...)
 	}
-	if v := queue.CookieValues(r.Header.Values("Cookie"), workCookie(room)); len(v) > 0 {
-		return v[0]
-	}
-	return ""
+	return v
 }
 
 // givePass sets PassHeader for a client that reads it (one that sent the

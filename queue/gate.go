@@ -81,9 +81,11 @@ type Visitor struct {
 	// Addr is the client's address, by which the limits per network and
 	// per autonomous system count it; the zero Addr when unknown.
 	Addr netip.Addr
-	// Work is the nonce the request offers as the solution of its arrival
-	// (or decoy) pass's challenge; "" for none.
-	Work string
+	// Work is every nonce the request offers as the solution of its
+	// arrival (or decoy) pass's challenge, none for none: each is tried,
+	// so a value planted ahead of the browser's own (a cookie of a
+	// sibling domain) fails nobody.
+	Work []string
 	// Hostile, when set, says why the edge judges the request hostile by
 	// what only it knows (bot detection, the operator's decoy rules), or
 	// "" when it does not. The gate asks it only of a newcomer in a room
@@ -198,6 +200,9 @@ const ArrivalTTL = 10 * time.Minute
 // judged hostile (the decoy line) nor for a decoy pass, none for a session
 // inside its heartbeat, one to renew a session, poll a ticket or join the
 // line with an arrival pass (or a decoy pass and its way out's solution).
+// In a room with a proof of work, a POP whose snapshot of the line is not
+// fresh adds one to learn the pressure that prices the work (ladderBits):
+// one per POP per snapshot, shared by the arrivals and joins meanwhile.
 func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 	room = room.At(v.Now)
 	if room.Mode == Reject {
@@ -223,8 +228,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 			// it: its holder is a newcomer again.
 			break
 		}
-		c := decoyWork(room, pass)
-		if err := c.Check(v.Work); err != nil {
+		if bestOf(v.Work, decoyWork(room, pass).Check) != nil {
 			return decoyed(room, pass, v.Now, "decoyed")
 		}
 		// The way out: the hardest work, done. It joins as an arrival
@@ -234,16 +238,21 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 		}
 		return g.join(ctx, room, v, pass, policy, refused)
 	case Arrival:
-		if c := workOf(room, pass); c.Bits > 0 {
-			// Checked before the join limit counts a join: an
-			// unsolved challenge has joined nothing.
+		// The work is priced now, at the join, not when the pass was
+		// handed out: a pass collected while the line was calm pays
+		// the rung in force once it is not. Priced, and checked,
+		// before the join limit counts a join: an unsolved challenge
+		// has joined nothing.
+		if c := workOf(room, pass, g.ladderBits(ctx, room, v)); c.Bits > 0 {
 			err := solves(room, pass, c, v.Work)
 			switch {
 			case err == nil, waitedWithoutScript(room, pass, c, v, err):
+			case errors.Is(err, errMoreWork):
+				return g.askWork(room, pass, c, "more work to do", err, v.Now)
 			case room.Decoys() && failedSolution(err):
 				return g.decoy(room, v, "failed solution")
 			default:
-				return Decision{Action: Work, Why: "work to do", Challenge: c, Err: err}
+				return g.askWork(room, pass, c, "work to do", err, v.Now)
 			}
 		}
 		if why := g.hostile(room, v); why != "" {
@@ -255,7 +264,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 		}
 		return g.join(ctx, room, v, pass, policy, refused)
 	}
-	return g.arrive(room, v, refused)
+	return g.arrive(ctx, room, v, refused)
 }
 
 // join takes a place in room's line with the arrival (or decoy) pass, once
@@ -300,6 +309,12 @@ func (g *Gate) join(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 	if err != nil {
 		return g.storeFailed(room, "join failed", err)
 	}
+	if pl.Outcome == store.Lost {
+		// The pass's place is gone (it was called, or its session
+		// ended): one solution buys one place, and its holder comes
+		// back as a newcomer, judged and priced again.
+		return g.arriveAgain(ctx, room, v, refused, "place lost, arriving again")
+	}
 	return g.settle(room, v, pl, map[store.Outcome]string{
 		store.Waiting: "joined", store.Admitted: "joined and called"}, refused, joinedAt(pass.IssuedAt, v.Now), 0)
 }
@@ -312,7 +327,7 @@ func (g *Gate) join(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 // rather than asking again and waiting as long.
 func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, policy store.Policy, refused error) Decision {
 	if !room.HasShard(pass.Shard) {
-		return g.shardGone(room, v, pass.Shard, refused)
+		return g.shardGone(ctx, room, v, pass.Shard, refused)
 	}
 	var polled *store.Place
 	var err error
@@ -355,7 +370,7 @@ func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 		// every newcomer uses (an arrival pass, then Join), so the join
 		// limit counts it and an invite's place is never handed out
 		// again without a use of it.
-		return g.arriveAgain(room, v, refused, "place lost, joining again")
+		return g.arriveAgain(ctx, room, v, refused, "place lost, joining again")
 	}
 	return g.settle(room, v, *polled, map[store.Outcome]string{
 		store.Waiting: "waiting", store.Admitted: "called"}, refused, joinedAt(pass.Joined, v.Now), pass.StartAhead)
@@ -436,7 +451,7 @@ func sessionRef(room *Room, pass Pass) store.SessionRef {
 
 // arrive gives a visitor without a usable pass an arrival pass: no store
 // call, no place, until they come back with it.
-func (g *Gate) arrive(room *Room, v Visitor, refused error) Decision {
+func (g *Gate) arrive(ctx context.Context, room *Room, v Visitor, refused error) Decision {
 	if why := g.hostile(room, v); why != "" {
 		return g.decoy(room, v, why)
 	}
@@ -445,10 +460,10 @@ func (g *Gate) arrive(room *Room, v Visitor, refused error) Decision {
 		return Decision{Action: Busy, Why: "arrival id", Err: err}
 	}
 	p := Pass{Kind: Arrival, Room: room.Name, ArrivalID: id, Bind: v.Bind, IssuedAt: v.Now, Expires: v.Now.Add(ArrivalTTL),
-		Work: g.ladderBits(room, v), Shard: g.choose(room, id, v.Now)}
+		Work: g.ladderBits(ctx, room, v), Shard: g.choose(room, id, v.Now)}
 	d := Decision{Action: Arrive, Why: "arrived", Err: refused}
 	if p.Work > 0 {
-		d.Action, d.Why, d.Challenge = Work, "arrived, work to do", workOf(room, p)
+		d.Action, d.Why, d.Challenge = Work, "arrived, work to do", workOf(room, p, 0)
 	}
 	return g.withPass(d, p, ArrivalTTL)
 }
@@ -522,31 +537,86 @@ func waitedWithoutScript(room *Room, pass Pass, c challenge.Challenge, v Visitor
 	return errors.Is(err, challenge.Missing) && NoScript(room, c) && !v.Now.Before(pass.IssuedAt.Add(NoScriptWait))
 }
 
-// workOf is the challenge an arrival pass asks of its holder in room: the
-// pass's bits, at most the room's top rung now (an operator who lowers the
-// ladder or turns it off frees the passes already handed out).
-func workOf(room *Room, p Pass) challenge.Challenge {
-	return challenge.For(room.Name, p.ArrivalID, p.Bind, min(p.Work, room.ProofOfWork))
+// workOf is the challenge an arrival pass asks of its holder in room when
+// the rung in force is rung: the harder of it and the pass's own bits, at
+// most the room's top rung now (an operator who lowers the ladder or turns
+// it off frees the passes already handed out).
+func workOf(room *Room, p Pass, rung int) challenge.Challenge {
+	return challenge.For(room.Name, p.ArrivalID, p.Bind, min(max(p.Work, rung), room.ProofOfWork))
 }
 
-// solves checks nonce against c, the challenge pass asks in room now, or
-// against the harder one it asked when issued: a browser that did the
-// work it was given is not failed by an operator who lowered the ladder
-// meanwhile (which changes the seed).
-func solves(room *Room, pass Pass, c challenge.Challenge, nonce string) error {
-	err := c.Check(nonce)
-	if err != nil && pass.Work > c.Bits && challenge.For(room.Name, pass.ArrivalID, pass.Bind, pass.Work).Check(nonce) == nil {
-		return nil
+// errMoreWork: the nonce solves the pass's own challenge, of a lower rung
+// than the one now asked (the rung rose since that work was asked): work
+// done, not enough, not a wrong solution.
+var errMoreWork = errors.New("proof of work: solves a lower rung than the one in force")
+
+// solves checks the nonces against c, the challenge pass asks in room
+// now (solvesOne), and keeps the best verdict (bestOf).
+func solves(room *Room, pass Pass, c challenge.Challenge, nonces []string) error {
+	return bestOf(nonces, func(nonce string) error { return solvesOne(room, pass, c, nonce) })
+}
+
+// bestOf is the best of check's verdicts on the nonces: nil when one
+// passes; else errMoreWork when one solves an easier challenge; else the
+// first one's refusal (Missing for none). Each is tried, so a value
+// planted ahead of the browser's own (a cookie of a sibling domain) fails
+// nobody.
+func bestOf(nonces []string, check func(nonce string) error) error {
+	var err error = challenge.Missing
+	for i, nonce := range nonces {
+		switch e := check(nonce); {
+		case e == nil:
+			return nil
+		case i == 0, errors.Is(e, errMoreWork):
+			err = e
+		}
 	}
 	return err
 }
 
-// ladderBits is the rung of room's ladder for a newcomer: from the
+// solvesOne checks nonce against c. A nonce c refuses may solve the
+// challenge the pass records (its Work: the rung it was last asked;
+// the rung is in the seed, so the two differ): when that one is harder,
+// it solves c (a browser that did the work it was given is not failed by
+// a rung that fell, or an operator who lowered the ladder, meanwhile);
+// when easier, it is errMoreWork. Only the rung the pass records is
+// tried, so a wrong nonce is no likelier to pass than at c alone.
+func solvesOne(room *Room, pass Pass, c challenge.Challenge, nonce string) error {
+	err := c.Check(nonce)
+	if err == nil || errors.Is(err, challenge.Missing) || pass.Work == c.Bits || pass.Work <= 0 {
+		return err
+	}
+	if challenge.For(room.Name, pass.ArrivalID, pass.Bind, pass.Work).Check(nonce) != nil {
+		return err
+	}
+	if pass.Work > c.Bits {
+		return nil
+	}
+	return errMoreWork
+}
+
+// askWork asks the holder of the arrival pass for c's work, for why. A
+// rung above the one the pass records (the rung rose since it was asked)
+// is recorded in the pass given back, with the same arrival and expiry, so
+// that its solution is known for what it is when the rung falls again
+// (solvesOne).
+func (g *Gate) askWork(room *Room, pass Pass, c challenge.Challenge, why string, err error, now time.Time) Decision {
+	d := Decision{Action: Work, Why: why, Challenge: c, Err: err}
+	if c.Bits <= pass.Work {
+		return d
+	}
+	pass.Work = c.Bits
+	return g.withPass(d, pass, pass.Expires.Sub(now))
+}
+
+// ladderBits is the rung of room's ladder in force for v: from the
 // pressure on the line in the POP's snapshot (shard 0's: a room's shards
-// share their load alike), unknown without a recent one, and from the
-// client's joins in the last minute. Neither costs a store call; a fault
-// in reading either is logged, and reads as unknown or no joins.
-func (g *Gate) ladderBits(room *Room, v Visitor) int {
+// share their load alike) and from the client's joins in the last minute.
+// A POP with no fresh snapshot of a room of one shard fills it (one store
+// call per POP per snapshot, as a poll does): an unknown pressure is
+// learned, not charged to visitors. Only a fault in reading either (a
+// failed fill among them) is logged, and reads as unknown or no joins.
+func (g *Gate) ladderBits(ctx context.Context, room *Room, v Visitor) int {
 	l := challenge.Ladder{Top: room.ProofOfWork}
 	if l.Top <= 0 {
 		return 0
@@ -554,10 +624,21 @@ func (g *Gate) ladderBits(room *Room, v Visitor) int {
 	pressure := -1.0
 	if g.Snapshots != nil && room.SnapshotTTL() > 0 {
 		snap, err := g.Snapshots.Peek(room, 0)
+		fresh := err == nil && snap.At.After(v.Now.Add(-2*room.SnapshotTTL()))
+		if !fresh && (err == nil || errors.Is(err, ErrNoSnapshot)) && room.shards() == 1 {
+			// A sharded room's snapshot of shard 0 is that
+			// shard's line, which Stats (the room's sum) cannot
+			// fill: its joins fill it (join).
+			snap, err = g.Snapshots.Get(room, 0, v.Now, func() (Snapshot, error) {
+				l, err := g.Store.Stats(ctx, room.Name, room.Policy(v.Now), v.Now)
+				return Snapshot{Line: l, At: v.Now}, err
+			})
+			fresh = err == nil
+		}
 		switch {
-		case err == nil && snap.At.After(v.Now.Add(-2*room.SnapshotTTL())):
+		case fresh:
 			pressure = linePressure(snap)
-		case err != nil && !errors.Is(err, ErrNoSnapshot) && g.Logf != nil:
+		case err != nil && (room.shards() == 1 || !errors.Is(err, ErrNoSnapshot)) && g.Logf != nil:
 			g.Logf("room %s: snapshot not read for the proof of work: %v", room.Name, err)
 		}
 	}
@@ -594,17 +675,17 @@ func linePressure(snap Snapshot) float64 {
 // shardGone answers a ticket of a shard the room no longer has (its
 // shards were lowered): the place is lost, and the visitor joins again as
 // a newcomer, through the door everyone uses.
-func (g *Gate) shardGone(room *Room, v Visitor, i int, refused error) Decision {
+func (g *Gate) shardGone(ctx context.Context, room *Room, v Visitor, i int, refused error) Decision {
 	if g.Logf != nil {
 		g.Logf("room %s: ticket of shard %d, which the room of %d shards no longer has: the visitor joins again", room.Name, i, room.shards())
 	}
-	return g.arriveAgain(room, v, refused, "place lost (shard gone), joining again")
+	return g.arriveAgain(ctx, room, v, refused, "place lost (shard gone), joining again")
 }
 
 // arriveAgain is arrive for a visitor whose place is gone, for the reason
 // why (a decoy's keeps the reason it was judged hostile).
-func (g *Gate) arriveAgain(room *Room, v Visitor, refused error, why string) Decision {
-	d := g.arrive(room, v, refused)
+func (g *Gate) arriveAgain(ctx context.Context, room *Room, v Visitor, refused error, why string) Decision {
+	d := g.arrive(ctx, room, v, refused)
 	if d.Action != Decoy {
 		d.Why = why
 	}

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -37,6 +38,18 @@ func TestRandomRoomPlaceIsARange(t *testing.T) {
 type lineStore struct {
 	store.Store
 	places []store.Place
+	// stats is the line Stats answers (nil: the store is unreachable),
+	// statsCalls how many times it was asked.
+	stats      *store.Line
+	statsCalls int
+}
+
+func (s *lineStore) Stats(context.Context, string, store.Policy, time.Time) (store.Line, error) {
+	s.statsCalls++
+	if s.stats == nil {
+		return store.Line{}, fmt.Errorf("%w: timeout", store.ErrUnavailable)
+	}
+	return *s.stats, nil
 }
 
 func (s *lineStore) next() (store.Place, error) {

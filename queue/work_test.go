@@ -44,9 +44,9 @@ func TestTheDoorsWork(t *testing.T) {
 		joins int
 		bits  int
 	}{
-		{"no snapshot: the base rung", nil, 0, 14},
+		{"no snapshot, the store unreachable: the base rung", nil, 0, 14},
 		{"a calm line: no work", line(60), 0, 0},
-		{"a stale snapshot: the base rung", &Snapshot{At: now.Add(-5 * time.Second), Line: line(60).Line}, 0, 14},
+		{"a stale snapshot, the store unreachable: the base rung", &Snapshot{At: now.Add(-5 * time.Second), Line: line(60).Line}, 0, 14},
 		{"ten minutes of line", line(1200), 0, 17},
 		{"ten minutes, the client's fourth join", line(1200), 4, 20},
 		{"a calm line, the client's second join", line(60), 2, 16},
@@ -58,7 +58,7 @@ func TestTheDoorsWork(t *testing.T) {
 			joins := &countedJoins{joins: tc.joins}
 			g := &Gate{Store: st, Keys: ks, Snapshots: &memSnapshots{snap: tc.snap}, Joins: joins, Logf: t.Logf}
 			ask := func(pass, work string) Decision {
-				return g.Decide(context.Background(), room, Visitor{Passes: []string{pass}, Client: "203.0.113.9", Work: work, Now: now})
+				return g.Decide(context.Background(), room, Visitor{Passes: []string{pass}, Client: "203.0.113.9", Work: nonces(work), Now: now})
 			}
 			d := ask("", "")
 			p, err := ks.Verify("shop", d.Pass, now)
@@ -160,7 +160,7 @@ func TestABrowserWithoutScriptWaitsInstead(t *testing.T) {
 			}
 			st := &lineStore{places: []store.Place{{Ticket: 4, Outcome: store.Waiting, Line: store.Line{Epoch: 7, Issued: 4}}}}
 			g := &Gate{Store: st, Keys: ks}
-			d := g.Decide(context.Background(), room, Visitor{Passes: []string{pass(tc.bits)}, Work: tc.work, Now: now.Add(tc.after)})
+			d := g.Decide(context.Background(), room, Visitor{Passes: []string{pass(tc.bits)}, Work: nonces(tc.work), Now: now.Add(tc.after)})
 			if d.Action != tc.action {
 				t.Errorf("%v (%s, %v), want %v", d.Action, d.Why, d.Err, tc.action)
 			}

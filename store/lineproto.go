@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "a453fe640c0d487057f9b13a2615aaeda0b7bde3"
+const lineScriptSHA = "e6fcac1365a6c97e8a3cb52c6b1f6cf45342fb02"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.

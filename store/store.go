@@ -280,12 +280,13 @@ const (
 	Waiting Outcome = iota
 	// Admitted: the ticket was called and is now a live session.
 	Admitted
-	// Lost: Poll's ticket no longer holds a place (called but not claimed
-	// in time, passed over while its holder was away, its session ended,
-	// or its line was reset). No new ticket is handed out: a place is
-	// taken only through Join or JoinPriority, the doors that the edge's
-	// join limit and the invite's uses guard, so the holder joins again
-	// as a newcomer.
+	// Lost: Poll's ticket (or Join's known arrival's) no longer holds a
+	// place (called but not claimed in time, passed over while its
+	// holder was away, its session ended, or its line was reset). No new
+	// ticket is handed out: a place is taken only through Join of a new
+	// arrival or JoinPriority, the doors that the edge's join limit, its
+	// proof of work and the invite's uses guard, so the holder joins
+	// again as a newcomer.
 	Lost
 	// InviteSpent: JoinPriority's invite has no uses left; no ticket was
 	// handed out.
@@ -344,10 +345,12 @@ type Place struct {
 // a retry after a lost answer) gets the same session, never a second place.
 type Store interface {
 	// Join hands out the next ticket to an arrival (a.ID, the id of the
-	// visitor's signed arrival pass). Joining again with the same id while
-	// its ticket waits, is called, or is a live session answers as a Poll
-	// of that ticket, so a replayed arrival pass never takes a second
-	// place. When the ticket is called at once, Place.Session is live.
+	// visitor's signed arrival pass). Joining again with the same id
+	// answers as a Poll of that ticket: while it waits, is called, or is a
+	// live session, the same place; once that place is gone, Lost, with no
+	// new ticket (one arrival, and the solution it was worked for, buys
+	// one place; the edge sends its holder back to the door). When the
+	// ticket is called at once, Place.Session is live.
 	Join(ctx context.Context, room string, p Policy, a Arrival, now time.Time) (Place, error)
 	// JoinPriority is Join into the priority lane with an invite: a new
 	// ticket uses one of the invite's uses, and none is handed out once

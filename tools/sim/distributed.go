@@ -493,7 +493,10 @@ func (d *Distributed) handle(ctx context.Context, e *devent) error {
 // visitor is s's request at now, offering pass and nonce when set, and
 // judged a bad bot when its session is flagged.
 func (d *Distributed) visitor(s *session, now time.Time) queue.Visitor {
-	v := queue.Visitor{Client: s.a.client, Addr: s.a.addr, Work: s.nonce, Now: now}
+	v := queue.Visitor{Client: s.a.client, Addr: s.a.addr, Now: now}
+	if s.nonce != "" {
+		v.Work = []string{s.nonce}
+	}
 	if s.pass != "" {
 		v.Passes = []string{s.pass}
 	}
@@ -553,7 +556,7 @@ func (d *Distributed) price(ctx context.Context, v queue.Visitor, cheap queue.De
 		return cheap.Challenge.Bits, nil
 	}
 	g, c := d.gate(v.Now, true)
-	v.Passes, v.Work = nil, ""
+	v.Passes, v.Work = nil, nil
 	real := g.Decide(ctx, d.room, v)
 	if c.calls != 0 || real.Action != cheap.Action {
 		return 0, fmt.Errorf("the real room answered a newcomer %s (%s) with %d store calls, the cheap one %s (%s)",

@@ -110,13 +110,14 @@ func TestTheDecoyHoldsNoPlace(t *testing.T) {
 				switch rapid.SampledFrom([]string{"none", "solution", "wrong"}).Draw(rt, "work") {
 				case "solution":
 					if p.Kind == queue.Arrival || p.Kind == queue.DecoyKind {
-						v.Work, _ = challenge.For("r", p.ArrivalID, p.Bind, p.Work).Solve()
+						nonce, _ := challenge.For("r", p.ArrivalID, p.Bind, p.Work).Solve()
+						v.Work = []string{nonce}
 						solved = true
 					}
 				case "wrong":
-					v.Work = "zz"
-					if p.Kind != "" && challenge.For("r", p.ArrivalID, p.Bind, p.Work).Check(v.Work) == nil {
-						v.Work = "z!"
+					v.Work = []string{"zz"}
+					if p.Kind != "" && challenge.For("r", p.ArrivalID, p.Bind, p.Work).Check("zz") == nil {
+						v.Work = []string{"z!"}
 					}
 				}
 				before, issued := calls.calls, places.regular[fmt.Sprint(client, " in minute ", now.Unix()/60)]
@@ -125,8 +126,10 @@ func TestTheDecoyHoldsNoPlace(t *testing.T) {
 					passes = append(passes, d.Pass)
 				}
 				// A ticket or session met the store before its holder
-				// was found to need a place again.
-				if d.Action == queue.Decoy && calls.calls != before && p.Kind != queue.Ticket && p.Kind != queue.Session {
+				// was found to need a place again; so did the way out of
+				// a decoy pass whose place is gone (one solution, one
+				// place: its holder is judged again, as a newcomer).
+				if d.Action == queue.Decoy && calls.calls != before && p.Kind != queue.Ticket && p.Kind != queue.Session && !(p.Kind == queue.DecoyKind && solved) {
 					rt.Fatalf("a decoyed request with a %q pass made %d store calls", p.Kind, calls.calls-before)
 				}
 				placed := places.regular[fmt.Sprint(client, " in minute ", now.Unix()/60)] > issued

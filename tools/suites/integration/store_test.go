@@ -921,7 +921,9 @@ func TestClockAnHourAheadCallsNoHourOfRate(t *testing.T) {
 // TestReplayedArrivalKeepsOnePlace: joining again with the same arrival id
 // (two tabs, a lost answer, a replayed cookie) answers for the ticket it
 // already has, through waiting, called and admitted, and the session it
-// became; only once that place is gone does it draw a new ticket.
+// became; once that place is gone it is lost, with no new ticket (issue
+// 34, defect 2: one solution buys one place), however often it is
+// replayed.
 func TestReplayedArrivalKeepsOnePlace(t *testing.T) {
 	st, _ := newStore(t)
 	l := newLine(t, st, policy(0, 1, 1))
@@ -946,9 +948,21 @@ func TestReplayedArrivalKeepsOnePlace(t *testing.T) {
 	if again := l.joinAs("second", t0.Add(32*time.Second)); again.Session != in.Session || again.Line.Active != 1 {
 		t.Fatalf("the arrival replayed once admitted: %+v, want session %q", again, in.Session)
 	}
-	// The first session ended: its arrival draws a new ticket.
-	if again := l.joinAs("first", t0.Add(33*time.Second)); again.Ticket != 3 || again.Outcome != store.Waiting {
-		t.Fatalf("an ended session's arrival replayed: %+v, want a new ticket 3, waiting", again)
+	// The first session ended: its arrival is lost, and takes no ticket,
+	// however often it is replayed.
+	for i := 0; i < 3; i++ {
+		if again := l.joinAs("first", t0.Add(33*time.Second)); again.Outcome != store.Lost || again.Line.Issued != 2 {
+			t.Fatalf("an ended session's arrival replayed: %+v, want lost and 2 issued", again)
+		}
+	}
+	// Still lost when the line has moved on, while its pass may be
+	// presented (queue.ArrivalTTL): the arrivals the line reached are
+	// trimmed a turn of that length later.
+	for i := 0; i < 3; i++ {
+		l.joinAs(fmt.Sprint("later", i), t0.Add(time.Duration(4+2*i)*time.Minute))
+	}
+	if again := l.joinAs("first", t0.Add(9*time.Minute)); again.Outcome != store.Lost {
+		t.Fatalf("an ended session's arrival replayed 9 minutes on: %+v, want lost", again)
 	}
 }
 

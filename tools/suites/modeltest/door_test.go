@@ -157,7 +157,8 @@ func TestDoor(t *testing.T) {
 					what = fmt.Sprintf("a %s pass (%v)", p.Kind, err)
 					issued = p.IssuedAt
 					if w := c.work[pass]; w.Bits > 0 && rapid.Bool().Draw(rt, "solved") {
-						v.Work, _ = w.Solve()
+						nonce, _ := w.Solve()
+						v.Work = []string{nonce}
 						offered = w
 						what += fmt.Sprintf(" with the solution of %d bits", w.Bits)
 					}
@@ -183,7 +184,7 @@ func TestDoor(t *testing.T) {
 				}
 				shown := 0
 				switch {
-				case v.Work != "":
+				case len(v.Work) > 0:
 					shown = offered.Bits
 				case !issued.IsZero() && !now.Before(issued.Add(queue.NoScriptWait)):
 					shown = ladder.Base() // the wait of a browser without script
