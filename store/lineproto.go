@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "2ade43d812a00abf9d6b499fa2014be70534b94a"
+const lineScriptSHA = "2e9d94504e8526130206a5c9ea8c22c3726c049d"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.
