@@ -247,7 +247,7 @@ func TestRouting(t *testing.T) {
 		// 2 + 0 + 1 + 2: a part is fixed by n and the shard alone, so that
 		// a retry gives a shard that applied its part no other.
 		"a shard's part is the same whatever the others call": "5",
-		"stats sum the shards": "epoch 100 issued 46 admitted 26 active 4 recent 12 since 997 paused true",
+		"stats sum the shards":                                "epoch 100 issued 46 admitted 26 active 4 recent 12 since 997 paused true",
 		// Shard 0's minute at 600 s, shard 1's at 660 s (epoch taken from
 		// the minute before), on a room History is told has two shards:
 		// at 660 s shard 0's line stands as at 600 s (issued 1, no join).
