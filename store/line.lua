@@ -523,15 +523,13 @@ local function state_json(e, i, a, p, q)
 end
 -- A capacity below the shard count would leave a shard no share of it,
 -- and nobody in that shard's line would ever be called: refused, whether
--- the config, the stored override or the action sets it, before anything
--- is written. (The rate is split as a fraction and a burst share is at
+-- the config or the operator's action sets it, before anything is
+-- written. (The rate is split as a fraction and a burst share is at
 -- least one, so neither leaves a shard with nothing.)
 if A.shards ~= '1' then
-  local cap = o_cap or capacity
+  local cap = capacity
   if op == 'limits' and o_set[3] then
     cap = o_set[3]
-  elseif op == 'clear' then
-    cap = capacity
   end
   if cap > 0 and cap < tonumber(A.shards) then
     return redis.error_reply('ERR line: max_active_users ' .. cap .. ' is below the room\'s ' .. A.shards
@@ -576,8 +574,9 @@ local closed = mode == 'reject'
 -- that the shards together never pass the room's: the whole shares are
 -- split as evenly as they go, the first shards taking one more. A burst
 -- share is at least one, or a shard's tokens would never make a call.
--- A capacity below the shard count is refused above, so every shard's
--- share of one holds a place.
+-- A capacity share is at least one too: a capacity below the shard count
+-- is refused above, but a live one stored before that check may be one,
+-- and a shard with no place would never call anyone.
 if A.shards ~= '1' then
   local shards, shard = tonumber(A.shards), tonumber(A.shard)
   local function part(total)
@@ -589,7 +588,7 @@ if A.shards ~= '1' then
   end
   rate, burst = rate / shards, math.max(part(burst), 1)
   if capacity > 0 then
-    capacity = part(capacity)
+    capacity = math.max(part(capacity), 1)
   end
 end
 if not s[1] then

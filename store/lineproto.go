@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "2e9d94504e8526130206a5c9ea8c22c3726c049d"
+const lineScriptSHA = "d8de5a2e43f89d7b527ada51add20269048f25be"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.
