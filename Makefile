@@ -28,7 +28,7 @@ TOOLCHAIN ?= auto
 # The oldest Go the SDK supports, and the standard library TinyGo 0.33 compiles
 # against: building with it turns any newer API into a compile error.
 GO_MIN := go1.23.12
-EDGE_SOURCES := $(shell find . -path ./tools -prune -o \( -name '*.go' -o -name '*.lua' -o -name '*.html' -o -name '*.js' -o -name '*.css' \) -print) go.mod go.sum
+EDGE_SOURCES := $(shell find . -path ./tools -prune -o \( -name '*.go' -o -name '*.lua' -o -name '*.html' -o -name '*.js' -o -name '*.css' \) -print) go.mod go.sum api/openapi.json
 # TinyGo's tests run as wasip1 modules under the wazero CLI (its wasip1-wazero target);
 # bin/wazero is built at the version the tools module pins.
 WAZERO := $(CURDIR)/bin/wazero

@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgequeue/waitingroom/control"
 	"github.com/edgequeue/waitingroom/store"
+	"github.com/edgequeue/waitingroom/store/shard"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
 
@@ -134,6 +135,9 @@ func (p *Panel) act(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Re
 		return
 	}
 	room := form.Get("room")
+	if p.SetActionID != nil {
+		p.SetActionID(form.Get("id"))
+	}
 	done, err := actionNamed(name)(ctx, p, room, form)
 	if err != nil {
 		p.Logf("admin: %s in room %q by %s %s refused: %v", name, room, p.Actor.Via, p.Actor.Client, err)
@@ -151,7 +155,10 @@ func (p *Panel) act(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Re
 // done.
 func refusal(err error, room string) (int, string) {
 	var input *control.InputError
+	var partial *shard.PartialError
 	switch {
+	case errors.As(err, &partial):
+		return fsthttp.StatusServiceUnavailable, "Done in part: " + err.Error() + ". Send the form again (go back and submit it) to complete it: it applies nowhere twice."
 	case errors.As(err, &input):
 		return fsthttp.StatusBadRequest, "Check the field " + input.Error()
 	case errors.Is(err, control.ErrConfirm):

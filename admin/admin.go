@@ -39,6 +39,9 @@ type Panel struct {
 	Rooms []*queue.Room
 	// Op reads the rooms and carries out the operator's actions.
 	Op Operator
+	// SetActionID, when set, names the action a form posts by the form's
+	// id field (control.Operator.ActionID).
+	SetActionID func(id string)
 	// Actor is who the panel acts as in the audit log: "panel" and the
 	// requesting client's keyed hash.
 	Actor store.Actor

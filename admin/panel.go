@@ -204,6 +204,12 @@ func (p *Panel) overview(ctx context.Context, w fsthttp.ResponseWriter, r *fstht
 		refresh = 0
 	}
 	csrf := html.EscapeString(p.csrfToken(p.Now.Unix() / 3600))
+	// Without an id of the page's, each action is named afresh when it
+	// is made: only a form sent twice is then not known as one.
+	pageID, err := store.NewActionID()
+	if err != nil {
+		p.Logf("admin: %v", err)
+	}
 	var b strings.Builder
 	b.WriteString(`<header><h1>Waiting room admin</h1><p>Updated at <time datetime="` + p.Now.UTC().Format(time.RFC3339) + `">` +
 		p.Now.UTC().Format("15:04:05 UTC, 2 January 2006") + "</time>. ")
@@ -251,7 +257,7 @@ func (p *Panel) overview(ctx context.Context, w fsthttp.ResponseWriter, r *fstht
 		q = "?refresh=off"
 	}
 	for i, room := range rooms {
-		p.roomSection(&b, first+i, room, readings[i], forms{csrf: csrf, query: q})
+		p.roomSection(&b, first+i, room, readings[i], forms{csrf: csrf, query: q, id: pageID})
 	}
 	if bad := p.auditSection(ctx, &b, v); bad != nil {
 		problem := "audit " + bad.Message + "."
@@ -315,16 +321,23 @@ func (p *Panel) summary(b *strings.Builder, v view, first int, readings []readin
 var roomColumns = []string{"Room", "Mode", "Waiting", "Now serving", "Issued", "Active", "Called", "Capacity", "Rate / min", "State"}
 
 // forms is what every form on the page carries: the CSRF token (escaped)
-// and the view's query, so that the answer comes back to the same view.
-type forms struct{ csrf, query string }
+// and the view's query, so that the answer comes back to the same view;
+// and the page's id, which with the form's action names the action it
+// posts (store.Action.ID), so that a form sent again (a reload, a retry
+// after a store failure) applies only where it has not yet.
+type forms struct{ csrf, query, id string }
 
 // open starts a form posting to action for room (escaped).
 func (f forms) open(p *Panel, action, room, class string) string {
 	if class != "" {
 		class = ` class="` + class + `"`
 	}
+	id := ""
+	if f.id != "" {
+		id = `<input type="hidden" name="id" value="` + f.id + "." + action + `">`
+	}
 	return `<form method="post" action="` + html.EscapeString(p.Path+"/"+action+f.query) + `"` + class + `><input type="hidden" name="csrf" value="` +
-		f.csrf + `"><input type="hidden" name="room" value="` + room + `">`
+		f.csrf + `"><input type="hidden" name="room" value="` + room + `">` + id
 }
 
 // roomSection is one room: its numbers, live values and their form, its

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/edgequeue/waitingroom/control"
+	"github.com/edgequeue/waitingroom/store/shard"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
 
@@ -18,7 +19,8 @@ import (
 // no_such_route, no_such_room; 405 method_not_allowed; 409
 // confirm_mismatch, mode_locked; 413 body_too_large; 415
 // unsupported_media_type; 429 too_many_attempts; 500 internal (a bug);
-// 503 api_disabled, store_unavailable.
+// 503 api_disabled, store_unavailable, partially_applied (an action
+// that holds on some of a sharded room's shards only).
 type Error struct {
 	Status  int    `json:"-"`
 	Code    string `json:"error"`
@@ -37,6 +39,7 @@ func (e *Error) Error() string {
 func refusal(err error) *Error {
 	var in *control.InputError
 	var e *Error
+	var partial *shard.PartialError
 	switch {
 	case errors.As(err, &e):
 		return e
@@ -48,6 +51,9 @@ func refusal(err error) *Error {
 		return &Error{Status: fsthttp.StatusConflict, Code: "confirm_mismatch", Field: "confirm", Message: err.Error()}
 	case errors.Is(err, control.ErrModeLocked):
 		return &Error{Status: fsthttp.StatusConflict, Code: "mode_locked", Field: "mode", Message: err.Error()}
+	case errors.As(err, &partial):
+		return &Error{Status: fsthttp.StatusServiceUnavailable, Code: "partially_applied",
+			Message: "the action did not apply on every shard (retry it with the same Idempotency-Key to complete it: it applies nowhere twice): " + err.Error()}
 	case errors.Is(err, control.ErrBudget):
 		// A page cut too large for one request: the API's fault.
 		return &Error{Status: fsthttp.StatusInternalServerError, Code: "internal", Message: err.Error()}

@@ -159,8 +159,16 @@ func (h *Handler) prepare(c *call, rt route, room string) error {
 		}
 	}
 	c.query = q
+	// A client that retries an action after an answer it did not get (a
+	// timeout, a 503) sends the same key, so that the action applies only
+	// where it has not yet (control.Operator.ActionID).
+	h.Operator.ActionID = c.r.Header.Get(IdempotencyHeader)
 	return nil
 }
+
+// IdempotencyHeader names an action, so that its retries are known as
+// one: at most 64 of A-Z a-z 0-9 . _ : - (store.Action.ID).
+const IdempotencyHeader = "Idempotency-Key"
 
 // quote quotes a client's text for a message, cut to a length that keeps
 // the message readable.

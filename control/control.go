@@ -78,6 +78,10 @@ type Operator struct {
 	Logged func(store.AuditEntry)
 	// Clock measures the store's latency; nil is time.Now.
 	Clock func() time.Time
+	// ActionID names the action this request makes (store.Action.ID), as
+	// its caller gave it so that a retry is known as one (the API's
+	// Idempotency-Key); "" names it afresh.
+	ActionID string
 	// Decoys, when set, counts a room's requests sent to its decoy line
 	// in the last minute, at no store call (at the edge, the POP's rate
 	// counter).
@@ -167,6 +171,9 @@ func (o *Operator) SetLimits(ctx context.Context, room string, l Limits, who sto
 			return store.Line{}, err
 		}
 		eff := effective(r.At(o.Now), st.line.Overrides.With(set))
+		if k := r.Policy(o.Now).Shards; eff.capacity > 0 && eff.capacity < k {
+			return store.Line{}, &InputError{"max_active_users", fmt.Sprintf("%d is below the room's %d shards: each shard needs at least one place, or nobody in the shards left without one is ever called (set at least %d, or 0 for no limit)", eff.capacity, k, k)}
+		}
 		if eff.capacity == 0 && eff.rate == 0 && (eff.mode == queue.Fifo || eff.mode == queue.Random) {
 			return store.Line{}, &InputError{"max_active_users", "with new_users_per_minute 0 too, nobody would ever wait: set one of them, or mode passthrough"}
 		}
@@ -193,6 +200,13 @@ func (o *Operator) act(ctx context.Context, room string, a store.Action) (store.
 	r, err := o.Room(room)
 	if err != nil {
 		return store.Line{}, err
+	}
+	if a.ID = o.ActionID; a.ID == "" {
+		if a.ID, err = store.NewActionID(); err != nil {
+			return store.Line{}, err
+		}
+	} else if err := store.CheckActionID(a.ID); err != nil {
+		return store.Line{}, &InputError{"id", err.Error()}
 	}
 	line, err := o.store().Operate(ctx, r.Name, r.Policy(o.Now), a, o.Now)
 	if err != nil {

@@ -3,7 +3,9 @@ package control
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,6 +83,7 @@ func TestActionsRefuseBadInputWithoutAStoreCall(t *testing.T) {
 	rooms := []*queue.Room{
 		room(t, "shop", `{"max_active_users": 100}`),
 		room(t, "closed", `{"mode": "reject"}`),
+		room(t, "sharded", `{"max_active_users": 8, "shards": 4}`),
 	}
 	who := store.Actor{Via: "api", Client: "ab"}
 	tests := []struct {
@@ -88,47 +91,58 @@ func TestActionsRefuseBadInputWithoutAStoreCall(t *testing.T) {
 		do    func(o *Operator) error
 		field string
 		is    error
+		// text is what the message must say, if anything.
+		text string
 	}{
-		{"admit 0", func(o *Operator) error { _, err := o.Admit(ctx, "shop", 0, who); return err }, "n", nil},
-		{"admit too many", func(o *Operator) error { _, err := o.Admit(ctx, "shop", store.MaxCallsPerOp+1, who); return err }, "n", nil},
-		{"admit in no room", func(o *Operator) error { _, err := o.Admit(ctx, "nope", 1, who); return err }, "", ErrNoRoom},
-		{"unknown control", func(o *Operator) error { _, err := o.Control(ctx, "shop", "explode", who); return err }, "control", nil},
-		{"nothing to set", func(o *Operator) error { _, err := o.SetLimits(ctx, "shop", Limits{}, who); return err }, "limits", nil},
+		{"admit 0", func(o *Operator) error { _, err := o.Admit(ctx, "shop", 0, who); return err }, "n", nil, ""},
+		{"admit too many", func(o *Operator) error { _, err := o.Admit(ctx, "shop", store.MaxCallsPerOp+1, who); return err }, "n", nil, ""},
+		{"admit in no room", func(o *Operator) error { _, err := o.Admit(ctx, "nope", 1, who); return err }, "", ErrNoRoom, ""},
+		{"unknown control", func(o *Operator) error { _, err := o.Control(ctx, "shop", "explode", who); return err }, "control", nil, ""},
+		{"nothing to set", func(o *Operator) error { _, err := o.SetLimits(ctx, "shop", Limits{}, who); return err }, "limits", nil, ""},
 		{"negative capacity", func(o *Operator) error {
 			_, err := o.SetLimits(ctx, "shop", Limits{MaxActiveUsers: intp(-1)}, who)
 			return err
-		}, "max_active_users", nil},
+		}, "max_active_users", nil, ""},
 		{"rate too high", func(o *Operator) error {
 			_, err := o.SetLimits(ctx, "shop", Limits{NewUsersPerMinute: floatp(1e8)}, who)
 			return err
-		}, "new_users_per_minute", nil},
+		}, "new_users_per_minute", nil, ""},
 		{"rate NaN", func(o *Operator) error {
 			_, err := o.SetLimits(ctx, "shop", Limits{NewUsersPerMinute: floatp(math.NaN())}, who)
 			return err
-		}, "new_users_per_minute", nil},
+		}, "new_users_per_minute", nil, ""},
 		{"rate below a hundredth", func(o *Operator) error {
 			_, err := o.SetLimits(ctx, "shop", Limits{NewUsersPerMinute: floatp(0.001)}, who)
 			return err
-		}, "new_users_per_minute", nil},
-		{"burst 0", func(o *Operator) error { _, err := o.SetLimits(ctx, "shop", Limits{Burst: intp(0)}, who); return err }, "burst", nil},
+		}, "new_users_per_minute", nil, ""},
+		{"burst 0", func(o *Operator) error { _, err := o.SetLimits(ctx, "shop", Limits{Burst: intp(0)}, who); return err }, "burst", nil, ""},
 		{"unknown mode", func(o *Operator) error {
 			_, err := o.SetLimits(ctx, "shop", Limits{Mode: strp("lifo")}, who)
 			return err
-		}, "mode", nil},
+		}, "mode", nil, ""},
 		{"no limit at all", func(o *Operator) error {
 			_, err := o.SetLimits(ctx, "shop", Limits{MaxActiveUsers: intp(0)}, who)
 			return err
-		}, "max_active_users", nil},
+		}, "max_active_users", nil, ""},
 		{"a configured reject room", func(o *Operator) error {
 			_, err := o.SetLimits(ctx, "closed", Limits{Mode: strp("fifo")}, who)
 			return err
-		}, "", ErrModeLocked},
-		{"reset unconfirmed", func(o *Operator) error { _, err := o.Reset(ctx, "shop", "Shop", who); return err }, "", ErrConfirm},
-		{"reset confirmed blank", func(o *Operator) error { _, err := o.Reset(ctx, "shop", "", who); return err }, "", ErrConfirm},
-		{"audit limit 0", func(o *Operator) error { _, err := o.Audit(ctx, "", 0); return err }, "limit", nil},
-		{"audit limit too high", func(o *Operator) error { _, err := o.Audit(ctx, "", store.MaxAuditPage+1); return err }, "limit", nil},
-		{"history of 0 minutes", func(o *Operator) error { _, err := o.History(ctx, "shop", 0); return err }, "minutes", nil},
-		{"history of 2 days", func(o *Operator) error { _, err := o.History(ctx, "shop", 48*time.Hour); return err }, "minutes", nil},
+		}, "", ErrModeLocked, ""},
+		{"a live capacity below the shards", func(o *Operator) error {
+			_, err := o.SetLimits(ctx, "sharded", Limits{MaxActiveUsers: intp(3)}, who)
+			return err
+		}, "max_active_users", nil, "3 is below the room's 4 shards: each shard needs at least one place"},
+		{"an action id the store cannot keep", func(o *Operator) error {
+			o.ActionID = `a"b`
+			_, err := o.Control(ctx, "shop", store.Pause, who)
+			return err
+		}, "id", nil, "want only letters, digits"},
+		{"reset unconfirmed", func(o *Operator) error { _, err := o.Reset(ctx, "shop", "Shop", who); return err }, "", ErrConfirm, ""},
+		{"reset confirmed blank", func(o *Operator) error { _, err := o.Reset(ctx, "shop", "", who); return err }, "", ErrConfirm, ""},
+		{"audit limit 0", func(o *Operator) error { _, err := o.Audit(ctx, "", 0); return err }, "limit", nil, ""},
+		{"audit limit too high", func(o *Operator) error { _, err := o.Audit(ctx, "", store.MaxAuditPage+1); return err }, "limit", nil, ""},
+		{"history of 0 minutes", func(o *Operator) error { _, err := o.History(ctx, "shop", 0); return err }, "minutes", nil, ""},
+		{"history of 2 days", func(o *Operator) error { _, err := o.History(ctx, "shop", 48*time.Hour); return err }, "minutes", nil, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,6 +154,8 @@ func TestActionsRefuseBadInputWithoutAStoreCall(t *testing.T) {
 				t.Fatalf("error %v, want %v", err, tc.is)
 			case tc.field != "" && (!errors.As(err, &in) || in.Field != tc.field):
 				t.Fatalf("error %v, want an InputError on %s", err, tc.field)
+			case !strings.Contains(fmt.Sprint(err), tc.text):
+				t.Fatalf("error %v, want it to say %q", err, tc.text)
 			}
 			if len(rec.acts) != 0 {
 				t.Fatalf("a refused action reached the store: %+v", rec.acts)
@@ -181,12 +197,26 @@ func TestActionsReachTheStoreAndAreLogged(t *testing.T) {
 			t.Errorf("action %d: %+v, logged %+v; want %s", i, a, logged[i], want[i])
 		}
 	}
+	// Each action is named afresh, and its entry says which it is; an id
+	// the caller gives (the API's Idempotency-Key) is the action's.
+	ids := map[string]bool{}
+	for i, a := range rec.acts {
+		if len(a.ID) != 32 || ids[a.ID] || logged[i].ID != a.ID {
+			t.Errorf("action %d: id %q, logged %q; want a new id of 32 hex digits", i, a.ID, logged[i].ID)
+		}
+		ids[a.ID] = true
+	}
+	o.ActionID = "retry-1"
+	if _, err := o.Control(ctx, "shop", store.Pause, who); err != nil || rec.acts[len(rec.acts)-1].ID != "retry-1" {
+		t.Fatalf("pause with the caller's id: %v, sent %+v", err, rec.acts[len(rec.acts)-1])
+	}
+	o.ActionID = ""
 	if s := rec.acts[2].Set; s.Capacity == nil || *s.Capacity != 0 || s.Mode != store.Random || s.PerMinute != nil {
 		t.Errorf("limits sent %+v", s)
 	}
 	// A store failure is returned and nothing is logged.
 	rec.err = store.ErrUnavailable
-	if _, err := o.Admit(ctx, "shop", 1, who); !errors.Is(err, store.ErrUnavailable) || len(logged) != len(want) {
+	if _, err := o.Admit(ctx, "shop", 1, who); !errors.Is(err, store.ErrUnavailable) || len(logged) != len(want)+1 {
 		t.Fatalf("admit with the store down: %v, %d logged", err, len(logged))
 	}
 }

@@ -51,6 +51,7 @@ func (q *request) admin(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 		op, keys, err := q.operator()
 		if err == nil {
 			p.Op, p.CSRFKey = op, keys.Key()
+			p.SetActionID = func(id string) { op.ActionID = id }
 			p.Actor = store.Actor{Via: "panel", Client: ClientHash(keys, r)}
 		}
 		var setup *SetupError

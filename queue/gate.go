@@ -852,8 +852,14 @@ func placeOf(room *Room, pl store.Place, now time.Time) Place {
 // call that applies it and appends it to the room's audit log
 // (store.Operate), so the log holds the origin's admissions beside the
 // panel's and the API's. It returns the entry, for the caller's own log.
+// The action gets an id of its own (store.Action.ID): the origin sends a
+// command once, and nothing retries it.
 func (g *Gate) Admit(ctx context.Context, room *Room, n int64, who store.Actor, now time.Time) (store.AuditEntry, error) {
-	a := store.Action{Op: store.OpAdmit, N: n, Actor: who}
+	id, err := store.NewActionID()
+	if err != nil {
+		return store.AuditEntry{}, err
+	}
+	a := store.Action{Op: store.OpAdmit, N: n, Actor: who, ID: id}
 	line, err := g.Store.Operate(ctx, room.Name, room.Policy(now), a, now)
 	if err != nil {
 		return store.AuditEntry{}, err

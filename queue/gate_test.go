@@ -278,11 +278,17 @@ func TestAdmitIsAnAuditedAction(t *testing.T) {
 	for _, tc := range tests {
 		g := &Gate{Store: tc.st}
 		e, err := g.Admit(context.Background(), room, 3, origin, now)
+		// The action is named afresh (an origin's command is sent once),
+		// and its entry names it.
+		if len(tc.st.got) != 1 || len(tc.st.got[0].ID) != 32 ||
+			tc.st.got[0] != (store.Action{Op: store.OpAdmit, N: 3, Actor: origin, ID: tc.st.got[0].ID}) {
+			t.Fatalf("%s: the store was asked %+v, want one admit of 3 by the origin, with an id", tc.name, tc.st.got)
+		}
+		if tc.err == nil {
+			tc.want.ID = tc.st.got[0].ID
+		}
 		if !errors.Is(err, tc.err) || e != tc.want {
 			t.Errorf("%s: %+v, %v; want %+v, %v", tc.name, e, err, tc.want, tc.err)
-		}
-		if len(tc.st.got) != 1 || tc.st.got[0] != (store.Action{Op: store.OpAdmit, N: 3, Actor: origin}) {
-			t.Errorf("%s: the store was asked %+v, want one admit of 3 by the origin", tc.name, tc.st.got)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "e6fcac1365a6c97e8a3cb52c6b1f6cf45342fb02"
+const lineScriptSHA = "33db30a85fc879d431519a40c71a84991ca86eae"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.

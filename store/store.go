@@ -51,7 +51,10 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -475,15 +478,49 @@ type Action struct {
 	Set   Overrides
 	Actor Actor
 	// ID names the action, so that a retry of it (the same ID) applies
-	// only where it has not applied yet.
+	// only where it has not applied yet: the script keeps it in the audit
+	// entry, and an action whose id is among the line's recent entries
+	// applies nothing and answers the line as it is. At most MaxActionID
+	// bytes of A-Z, a-z, 0-9, '.', '_', ':' and '-' (NewActionID makes
+	// one); "" is an action no retry is told apart from.
 	ID string
+}
+
+// MaxActionID bounds an Action.ID.
+const MaxActionID = 64
+
+// CheckActionID refuses an action id the script could not match as it
+// keeps it (see Action.ID).
+func CheckActionID(id string) error {
+	if len(id) > MaxActionID {
+		return fmt.Errorf("action id of %d bytes, want at most %d", len(id), MaxActionID)
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == ':', c == '-':
+		default:
+			return fmt.Errorf("action id %.80q: want only letters, digits, '.', '_', ':' and '-'", id)
+		}
+	}
+	return nil
+}
+
+// NewActionID names a new action with 128 random bits, for the surface
+// that makes it (the panel, the API, the origin's command, the
+// simulator) when its caller gives no id of its own.
+func NewActionID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("action id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // Entry is a as the audit log of room keeps it, taken at now and leaving
 // the line after: what a caller of Operate logs of the action (the state
 // before is the store's own to record).
 func (a Action) Entry(room string, now time.Time, after Line) AuditEntry {
-	return AuditEntry{Time: now, Room: room, Via: a.Actor.Via, Client: a.Actor.Client, Action: a.Op, N: a.N,
+	return AuditEntry{Time: now, Room: room, Via: a.Actor.Via, Client: a.Actor.Client, Action: a.Op, N: a.N, ID: a.ID,
 		After: AuditState{Epoch: after.Epoch, Issued: after.Issued, Admitted: after.Admitted,
 			Paused: after.Paused, QueueAll: after.QueueAll, Overrides: after.Overrides}}
 }
@@ -503,12 +540,14 @@ type AuditState struct {
 
 // AuditEntry is one operator action, as the room's audit log keeps it.
 type AuditEntry struct {
-	Time   time.Time  `json:"time"`
-	Room   string     `json:"room"`
-	Via    string     `json:"via"`
-	Client string     `json:"client"`
-	Action string     `json:"action"`
-	N      int64      `json:"n,omitempty"`
+	Time   time.Time `json:"time"`
+	Room   string    `json:"room"`
+	Via    string    `json:"via"`
+	Client string    `json:"client"`
+	Action string    `json:"action"`
+	N      int64     `json:"n,omitempty"`
+	// ID is the action's (Action.ID).
+	ID     string     `json:"id,omitempty"`
 	Before AuditState `json:"before"`
 	After  AuditState `json:"after"`
 }

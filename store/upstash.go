@@ -180,6 +180,9 @@ func (u *Upstash) Operate(ctx context.Context, room string, p Policy, a Action, 
 	if len(a.Actor.Via) > maxActor || len(a.Actor.Client) > maxActor {
 		return Line{}, fmt.Errorf("%s %s: %w: actor longer than %d bytes", a.Op, room, ErrRejected, maxActor)
 	}
+	if err := CheckActionID(a.ID); err != nil {
+		return Line{}, fmt.Errorf("%s %s: %w: %v", a.Op, room, ErrRejected, err)
+	}
 	// The script appends the states to this prefix: it has no JSON
 	// encoder to rely on (see line.lua), so everything that needs
 	// escaping is encoded here.
@@ -190,7 +193,8 @@ func (u *Upstash) Operate(ctx context.Context, room string, p Policy, a Action, 
 		Client string `json:"client"`
 		Action string `json:"action"`
 		N      int64  `json:"n,omitempty"`
-	}{max(0, now.UnixMilli()), room, a.Actor.Via, a.Actor.Client, a.Op, a.N})
+		ID     string `json:"id,omitempty"`
+	}{max(0, now.UnixMilli()), room, a.Actor.Via, a.Actor.Client, a.Op, a.N, a.ID})
 	if err != nil {
 		return Line{}, fmt.Errorf("%s %s: %w: %v", a.Op, room, ErrProtocol, err)
 	}

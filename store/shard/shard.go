@@ -26,7 +26,10 @@
 // admit N split as evenly as whole numbers go), the audit entry kept by
 // each and read from shard 0, and the lines summed. A shard that cannot
 // be reached fails the whole answer, naming it: a sum with a shard
-// missing would look like a smaller room.
+// missing would look like a smaller room. An action is still tried on
+// every other shard, and the failure (a *PartialError) names the shards
+// that hold it; each shard's script keeps the action's id, so retrying
+// it with the same id completes it and applies it nowhere twice.
 //
 // Arrival order holds within a shard. Across shards it holds within a
 // bound: each shard calls its own line at its share of the rate, so a
@@ -225,22 +228,74 @@ func (s *Store) End(ctx context.Context, room string, p store.Policy, ref store.
 }
 
 // each calls every shard of room in turn, one call each, and sums their
-// lines; the first failure ends it, naming its shard.
-func (s *Store) each(room string, p store.Policy, call func(i int, b Backend, name string, sp store.Policy) (store.Line, error)) (store.Line, error) {
+// lines. A read (op "") ends at the first failure, naming its shard: a
+// sum with a shard missing would look like a smaller room. An action (op
+// its name) is tried on every shard whatever fails, so that one shard
+// down leaves the others holding it, and the failures come back as a
+// *PartialError naming the shards that hold it and those that do not.
+func (s *Store) each(room string, p store.Policy, op string, call func(i int, b Backend, name string, sp store.Policy) (store.Line, error)) (store.Line, error) {
 	k := count(p)
 	var sum store.Line
+	var partial PartialError
 	for i := 0; i < k; i++ {
 		b, name, sp, err := s.on(room, p, i)
-		if err != nil {
-			return store.Line{}, err
+		if err == nil {
+			var l store.Line
+			if l, err = call(i, b, name, sp); err == nil {
+				sum = add(sum, l, i)
+				partial.Done = append(partial.Done, i)
+				continue
+			}
 		}
-		l, err := call(i, b, name, sp)
-		if err != nil {
+		if op == "" || k <= 1 {
 			return store.Line{}, failed(room, i, k, err)
 		}
-		sum = add(sum, l, i)
+		partial.Failed = append(partial.Failed, i)
+		if partial.Err == nil {
+			partial.Err = failed(room, i, k, err)
+		}
+	}
+	if partial.Err != nil {
+		partial.Room, partial.Op, partial.Shards = room, op, k
+		return store.Line{}, &partial
 	}
 	return sum, nil
+}
+
+// PartialError is an action that failed on some of a room's shards: Done
+// hold it, Failed do not (Err is the first of their failures, and what
+// errors.Is sees through). Retrying the action with the same id
+// (store.Action.ID) applies it on Failed only, and completes it.
+type PartialError struct {
+	Room, Op     string
+	Shards       int
+	Done, Failed []int
+	Err          error
+}
+
+func (e *PartialError) Error() string {
+	return fmt.Sprintf("room %s: %s holds on %s of %d, not on %s (retry the action with the same id to complete it): %v",
+		e.Room, e.Op, shardList(e.Done), e.Shards, shardList(e.Failed), e.Err)
+}
+
+func (e *PartialError) Unwrap() error { return e.Err }
+
+// shardList names shards for a person: "shards 0, 2", "shard 1", "no shard".
+func shardList(shards []int) string {
+	switch len(shards) {
+	case 0:
+		return "no shard"
+	case 1:
+		return "shard " + strconv.Itoa(shards[0])
+	}
+	b := []byte("shards ")
+	for j, i := range shards {
+		if j > 0 {
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendInt(b, int64(i), 10)
+	}
+	return string(b)
 }
 
 // add adds shard i's line l to sum: the counters add up; the epoch, the
@@ -266,61 +321,49 @@ func add(sum, l store.Line, i int) store.Line {
 	return sum
 }
 
-// Admit implements store.Store: n spread over the shards (see part).
+// Admit implements store.Store: n spread over the shards as Split spreads
+// it.
 func (s *Store) Admit(ctx context.Context, room string, p store.Policy, n int64, now time.Time) (store.Line, error) {
 	if n < 0 || n > store.MaxCallsPerOp {
 		return store.Line{}, fmt.Errorf("admit %s: %w: %d visitors at once, want 0 to %d (admit more in chunks)", room, store.ErrRejected, n, store.MaxCallsPerOp)
 	}
-	var given int64
-	return s.each(room, p, func(i int, b Backend, name string, sp store.Policy) (store.Line, error) {
-		mine := part(n, given, i, sp.Shards)
-		l, err := b.Admit(ctx, name, sp, mine, now)
-		given += min(l.CalledNow, mine)
-		return l, err
+	return s.each(room, p, store.OpAdmit, func(i int, b Backend, name string, sp store.Policy) (store.Line, error) {
+		return b.Admit(ctx, name, sp, Split(n, i, sp.Shards), now)
 	})
-}
-
-// part is shard i's part of admitting n, the shards before it having
-// given that many of theirs: what is left, split over the shards left, so
-// a shard with fewer waiting than its even part leaves the rest to the
-// shards after it, with no call more. (A shard's answer counts what its
-// rate called in too: only up to its part is taken as given.)
-func part(n, given int64, i, shards int) int64 {
-	return Split(max(n-given, 0), 0, shards-i)
 }
 
 // Control implements store.Store: every shard.
 func (s *Store) Control(ctx context.Context, room string, p store.Policy, c store.Control, now time.Time) (store.Line, error) {
-	return s.each(room, p, func(_ int, b Backend, name string, sp store.Policy) (store.Line, error) {
+	return s.each(room, p, string(c), func(_ int, b Backend, name string, sp store.Policy) (store.Line, error) {
 		return b.Control(ctx, name, sp, c, now)
 	})
 }
 
 // Operate implements store.Store: every shard, each keeping the entry in
-// its audit log (shard 0's is the one read). Admit N is spread over the
-// shards as Admit spreads it; a shard whose part is none is read (Stats),
+// its audit log (shard 0's is the one read), and with it the action's id,
+// so that a retry applies nothing where the action holds already. Admit N
+// is spread over the shards as Split spreads it, the same parts on every
+// attempt (a shard that holds its part is never given another, so the
+// attempts together call N); a shard whose part is none is read (Stats),
 // so the line summed is still the whole room's.
 func (s *Store) Operate(ctx context.Context, room string, p store.Policy, a store.Action, now time.Time) (store.Line, error) {
 	if a.Op == store.OpAdmit && (a.N < 1 || a.N > store.MaxCallsPerOp) {
 		return store.Line{}, fmt.Errorf("admit %s: %w: %d visitors at once, want 1 to %d", room, store.ErrRejected, a.N, store.MaxCallsPerOp)
 	}
-	var given int64
-	return s.each(room, p, func(i int, b Backend, name string, sp store.Policy) (store.Line, error) {
+	return s.each(room, p, a.Op, func(i int, b Backend, name string, sp store.Policy) (store.Line, error) {
 		mine := a
 		if a.Op == store.OpAdmit {
-			if mine.N = part(a.N, given, i, sp.Shards); mine.N == 0 {
+			if mine.N = Split(a.N, i, sp.Shards); mine.N == 0 {
 				return b.Stats(ctx, name, sp, now)
 			}
 		}
-		l, err := b.Operate(ctx, name, sp, mine, now)
-		given += min(l.CalledNow, mine.N)
-		return l, err
+		return b.Operate(ctx, name, sp, mine, now)
 	})
 }
 
 // Stats implements store.Store: the shards' lines summed.
 func (s *Store) Stats(ctx context.Context, room string, p store.Policy, now time.Time) (store.Line, error) {
-	return s.each(room, p, func(_ int, b Backend, name string, sp store.Policy) (store.Line, error) {
+	return s.each(room, p, "", func(_ int, b Backend, name string, sp store.Policy) (store.Line, error) {
 		return b.Stats(ctx, name, sp, now)
 	})
 }

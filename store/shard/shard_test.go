@@ -135,7 +135,7 @@ func (r recorder) Control(_ context.Context, room string, p store.Policy, c stor
 func (r recorder) Operate(_ context.Context, room string, p store.Policy, a store.Action, _ time.Time) (store.Line, error) {
 	l := line(p)
 	l.CalledNow = r.called(p, a.N)
-	return l, r.note("operate", room, p, fmt.Sprintf(" %s n=%d", a.Op, a.N))
+	return l, r.note("operate", room, p, fmt.Sprintf(" %s n=%d%s", a.Op, a.N, strings.Repeat(" id="+a.ID, min(len(a.ID), 1))))
 }
 func (r recorder) Stats(_ context.Context, room string, p store.Policy, _ time.Time) (store.Line, error) {
 	return line(p), r.note("stats", room, p, "")
@@ -207,10 +207,10 @@ func TestRouting(t *testing.T) {
 			l, err := s.Admit(ctx, "shop", four, 6, now)
 			return l.Issued, err
 		}, []string{"db0 admit shop 0/4 n=2", "db1 admit shop#1 1/4 n=2", "db0 admit shop#2 2/4 n=1", "db1 admit shop#3 3/4 n=1"}},
-		{"what a shard could not call goes to the shards after it", 1, []int64{9, 0, 1, 9}, func(s *Store) (any, error) {
+		{"a shard's part is the same whatever the others call", 1, []int64{9, 0, 1, 9}, func(s *Store) (any, error) {
 			l, err := s.Admit(ctx, "shop", four, 8, now)
 			return l.CalledNow, err
-		}, []string{"db0 admit shop 0/4 n=2", "db0 admit shop#1 1/4 n=2", "db0 admit shop#2 2/4 n=3", "db0 admit shop#3 3/4 n=5"}},
+		}, []string{"db0 admit shop 0/4 n=2", "db0 admit shop#1 1/4 n=2", "db0 admit shop#2 2/4 n=2", "db0 admit shop#3 3/4 n=2"}},
 		{"operate admit reads a shard whose part is none", 1, nil, func(s *Store) (any, error) {
 			_, err := s.Operate(ctx, "shop", four, store.Action{Op: store.OpAdmit, N: 2}, now)
 			return nil, err
@@ -244,9 +244,10 @@ func TestRouting(t *testing.T) {
 		"a ticket of a shard the room lost is lost, with no call": "true",
 		"a session of a lost shard is over":                       "false",
 		"admit n is split":                                        fmt.Sprint(10 + 11 + 12 + 13),
-		// 2 + 0 + 1 + 5: what shards 1 and 2 could not call, shard 3 did.
-		"what a shard could not call goes to the shards after it": "8",
-		"stats sum the shards": "epoch 100 issued 46 admitted 26 active 4 recent 12 since 997 paused true",
+		// 2 + 0 + 1 + 2: a part is fixed by n and the shard alone, so that
+		// a retry gives a shard that applied its part no other.
+		"a shard's part is the same whatever the others call": "5",
+		"stats sum the shards":                                "epoch 100 issued 46 admitted 26 active 4 recent 12 since 997 paused true",
 		// Shard 0's minute at 600 s, shard 1's at 660 s (epoch taken from
 		// the minute before), on a room History is told has two shards:
 		// at 660 s shard 0's line stands as at 600 s (issued 1, no join).
@@ -289,6 +290,55 @@ func TestShardDown(t *testing.T) {
 	}
 	if _, err := s.Poll(ctx, "shop", p, store.Ticket{Number: 1, Shard: 3}, now); !strings.Contains(fmt.Sprint(err), "shard 3 of 4") {
 		t.Fatalf("poll on shard 3 (down): %v, want an error naming it", err)
+	}
+}
+
+// TestActionOnShardDown: an action is tried on every shard though one
+// fails, the error names the shards that hold it and those that do not,
+// and a retry carries the same id and the same parts to every shard (the
+// script of a shard that holds it applies nothing: see the integration
+// suite's TestActionRetry).
+func TestActionOnShardDown(t *testing.T) {
+	ctx, now := context.Background(), time.Unix(2000, 0)
+	p := store.Policy{Shards: 4}
+	for _, tc := range []struct {
+		name string
+		a    store.Action
+		want []string
+	}{
+		{"pause", store.Action{Op: string(store.Pause), ID: "p1"}, []string{
+			"db0 operate shop 0/4 pause n=0 id=p1", "db1 operate shop#1 1/4 pause n=0 id=p1",
+			"db0 operate shop#2 2/4 pause n=0 id=p1", "db1 operate shop#3 3/4 pause n=0 id=p1"}},
+		{"admit", store.Action{Op: store.OpAdmit, N: 6, ID: "a1"}, []string{
+			"db0 operate shop 0/4 admit n=2 id=a1", "db1 operate shop#1 1/4 admit n=2 id=a1",
+			"db0 operate shop#2 2/4 admit n=1 id=a1", "db1 operate shop#3 3/4 admit n=1 id=a1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for attempt := range 2 {
+				var calls []string
+				s := &Store{Backends: []Backend{recorder{name: "db0", calls: &calls}, recorder{name: "db1", calls: &calls, down: attempt == 0}}}
+				_, err := s.Operate(ctx, "shop", p, tc.a, now)
+				if fmt.Sprint(calls) != fmt.Sprint(tc.want) {
+					t.Errorf("attempt %d: calls\n%q\nwant\n%q", attempt, calls, tc.want)
+				}
+				if attempt == 1 {
+					if err != nil {
+						t.Errorf("the retry: %v", err)
+					}
+					continue
+				}
+				var partial *PartialError
+				if !errors.As(err, &partial) || !errors.Is(err, store.ErrUnavailable) {
+					t.Fatalf("%s with db1 down: %v, want a *PartialError wrapping ErrUnavailable", tc.a.Op, err)
+				}
+				if fmt.Sprint(partial.Done, partial.Failed) != "[0 2] [1 3]" {
+					t.Errorf("done %v, failed %v; want [0 2] [1 3]", partial.Done, partial.Failed)
+				}
+				if want := "room shop: " + tc.a.Op + " holds on shards 0, 2 of 4, not on shards 1, 3"; !strings.HasPrefix(err.Error(), want) {
+					t.Errorf("error %q, want it to start %q", err, want)
+				}
+			}
+		})
 	}
 }
 

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -276,5 +279,40 @@ func TestArrivalsGoToTheShorterLine(t *testing.T) {
 			t.Errorf("arrival %d: joined shard %d ticket %d, replayed shard %d ticket %d; want shard %d, one ticket",
 				i, got[0].Shard, got[0].Number, got[1].Shard, got[1].Number, want)
 		}
+	}
+}
+
+// TestPanelRefusesACapacityBelowTheShards: the panel, through the wasm,
+// refuses a live capacity below a sharded room's shards with a message
+// that says why, and applies none of it; and each of its forms names its
+// action, so that a form sent twice applies once.
+func TestPanelRefusesACapacityBelowTheShards(t *testing.T) {
+	e := startRoom(t, loadTimeout, shardedRoom)
+	page := e.admin(http.MethodGet, "", nil, adminPassword)
+	m := csrfField.FindStringSubmatch(page.body)
+	if m == nil {
+		t.Fatalf("no CSRF token on the admin panel: %d %s", page.status, page.body)
+	}
+	a := e.admin(http.MethodPost, "/limits", url.Values{"room": {"shop"}, "max_active_users": {"3"}, "csrf": {m[1]}}, adminPassword)
+	if a.status != http.StatusBadRequest || !strings.Contains(a.body, "3 is below the room&#39;s 4 shards: each shard needs at least one place") {
+		t.Fatalf("a live capacity of 3 over 4 shards: %d %s", a.status, a.body)
+	}
+	if page := e.admin(http.MethodGet, "", nil, adminPassword); strings.Contains(page.body, "max_active_users=3") {
+		t.Fatal("the refused capacity shows in the audit log")
+	}
+	id := regexp.MustCompile(`name="id" value="([^"]+\.pause)"`).FindStringSubmatch(page.body)
+	if id == nil {
+		t.Fatal("the pause form names no action")
+	}
+	form := url.Values{"room": {"shop"}, "csrf": {m[1]}, "id": {id[1]}}
+	if a := e.admin(http.MethodPost, "/pause", form, adminPassword); a.status != http.StatusSeeOther {
+		t.Fatalf("pause: %d %s", a.status, a.body)
+	}
+	// The same form sent again: known by its id, it applies nothing more.
+	if a := e.admin(http.MethodPost, "/pause", form, adminPassword); a.status != http.StatusSeeOther {
+		t.Fatalf("pause sent again: %d %s", a.status, a.body)
+	}
+	if n := strings.Count(e.admin(http.MethodGet, "", nil, adminPassword).body, "<td>pause</td>"); n != 1 {
+		t.Errorf("the audit log shows %d pauses for one form sent twice, want 1", n)
 	}
 }

@@ -331,3 +331,104 @@ func TestShardsOverTwoDatabasesAtTheEdge(t *testing.T) {
 		t.Fatalf("without upstash_token_1: %d %s", w.Code, w.Body)
 	}
 }
+
+// TestActionRetryAppliesOnce: an action that fails on some shards (their
+// database down) still applies on the others, the error names both, and
+// its retry with the same id applies it only where it had not: admit 6
+// over four shards calls 2, 2, 1, 1 over the attempts, and a third
+// attempt calls nobody more. Each shard's script keeps the id in its
+// audit entry and knows the retry by it.
+func TestActionRetryAppliesOnce(t *testing.T) {
+	st, dbs, r := shardedRoom(t, 100)
+	p := r.Policy(t0)
+	operate := func(a store.Action) (store.Line, error) {
+		a.Actor = panel
+		return st.Operate(ctx, r.Name, p, a, t0)
+	}
+	if _, err := operate(store.Action{Op: string(store.Pause), ID: "pause-1"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if _, err := st.Join(ctx, r.Name, p, store.Arrival{ID: fmt.Sprintf("a%d", i), Shard: i % 4}, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	down := &store.Upstash{URL: "http://127.0.0.1:1", Token: "x", Transport: native.Upstash{}, Timeout: time.Second}
+	admit := store.Action{Op: store.OpAdmit, N: 6, ID: "admit-1"}
+	for _, step := range []struct {
+		name     string
+		db1Down  bool
+		admitted []int64
+	}{
+		{"shards 1 and 3 down", true, []int64{2, 0, 1, 0}},
+		{"the retry", false, []int64{2, 2, 1, 1}},
+		{"a retry of an answer lost", false, []int64{2, 2, 1, 1}},
+	} {
+		st.Backends[1] = dbs[1]
+		if step.db1Down {
+			st.Backends[1] = down
+		}
+		_, err := operate(admit)
+		var partial *shard.PartialError
+		switch {
+		case step.db1Down && (!errors.As(err, &partial) || !errors.Is(err, store.ErrUnavailable) ||
+			!strings.Contains(err.Error(), "admit holds on shards 0, 2 of 4, not on shards 1, 3")):
+			t.Fatalf("%s: %v, want a *shard.PartialError naming the shards", step.name, err)
+		case !step.db1Down && err != nil:
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		var got []int64
+		for _, l := range shardLines(t, dbs, r, t0) {
+			got = append(got, l.Admitted)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(step.admitted) {
+			t.Errorf("%s: admitted per shard %v, want %v", step.name, got, step.admitted)
+		}
+	}
+	// A switch half on is completed by its retry, and the audit log keeps
+	// the action once.
+	st.Backends[1] = down
+	if _, err := operate(store.Action{Op: string(store.Resume), ID: "resume-1"}); err == nil {
+		t.Fatal("resume with shards 1 and 3 down: no error")
+	}
+	st.Backends[1] = dbs[1]
+	if _, err := operate(store.Action{Op: string(store.Resume), ID: "resume-1"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range shardLines(t, dbs, r, t0) {
+		if l.Paused {
+			t.Errorf("shard %d still paused after the resume's retry", i)
+		}
+	}
+	pages, err := st.Audit(ctx, []store.AuditRead{{Room: r.Name, Limit: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range pages[0] {
+		ids = append(ids, e.ID)
+	}
+	if fmt.Sprint(ids) != "[resume-1 admit-1 pause-1]" {
+		t.Errorf("shard 0's audit log holds %v, want each action once", ids)
+	}
+}
+
+// TestLiveCapacityBelowTheShardsIsRefused: the script refuses a live
+// capacity that would leave a shard without a place (whichever surface
+// sends it), on every shard, and nothing changes.
+func TestLiveCapacityBelowTheShardsIsRefused(t *testing.T) {
+	st, dbs, r := shardedRoom(t, 8)
+	p := r.Policy(t0)
+	_, err := st.Operate(ctx, r.Name, p, store.Action{Op: store.OpLimits, Set: store.Overrides{Capacity: intp(2)}, Actor: panel, ID: "limits-1"}, t0)
+	if !errors.Is(err, store.ErrRejected) || !strings.Contains(err.Error(), "max_active_users 2 is below the room's 4 shards") {
+		t.Fatalf("a live capacity of 2 over 4 shards: %v", err)
+	}
+	for i, l := range shardLines(t, dbs, r, t0) {
+		if l.Overrides.Capacity != nil {
+			t.Errorf("shard %d took the refused capacity: %d", i, *l.Overrides.Capacity)
+		}
+	}
+	if _, err := st.Operate(ctx, r.Name, p, store.Action{Op: store.OpLimits, Set: store.Overrides{Capacity: intp(4)}, Actor: panel, ID: "limits-2"}, t0); err != nil {
+		t.Fatalf("a live capacity of 4 over 4 shards: %v", err)
+	}
+}
