@@ -482,7 +482,7 @@ func (m *model) step(now int64, c call, e *store.Event, a answer) error {
 
 	// What the operation asks about, decided on the places as they stand.
 	known, isKnown := m.arrivals[c.arrival]
-	gone := (c.op == "join" || c.op == "vip") && isKnown && !m.holds(known)
+	gone := c.op == "join" && isKnown && !m.holds(known)
 	subject, subjectTicket, want, fresh := m.decide(c, lim)
 	issued, pIssued := m.issued, m.pIssued
 	switch {
@@ -607,13 +607,15 @@ func (m *model) decide(c call, lim limits) (subject *place, ticket int64, want [
 			return m.places[known], known, nil, 0
 		case lim.closed:
 			return nil, 0, []store.Outcome{store.Closed}, 0
-		case ok && c.op == "vip" && m.used[c.invite.ID] >= c.invite.Uses:
-			// Its invite spent as well: either answer hands out nothing.
-			m.seen["known arrival whose place is gone"]++
-			return nil, 0, []store.Outcome{store.Lost, store.InviteSpent}, 0
-		case ok:
+		case ok && c.op == "join":
 			m.seen["known arrival whose place is gone"]++
 			return nil, 0, []store.Outcome{store.Lost}, 0
+		case ok && m.used[c.invite.ID] >= c.invite.Uses:
+			// An invite's arrival whose place is gone: a new place
+			// costs another of the invite's uses (its uses guard that
+			// door), and a spent invite hands out nothing.
+			m.seen["known arrival whose place is gone"]++
+			return nil, 0, []store.Outcome{store.Lost, store.InviteSpent}, 0
 		case c.op == "vip" && m.used[c.invite.ID] >= c.invite.Uses:
 			return nil, 0, []store.Outcome{store.InviteSpent}, 0
 		case c.op == "vip":
