@@ -67,10 +67,13 @@ func TestWorkPage(t *testing.T) {
 	for _, door := range []string{"door14", "door16", "door18", "door20", "calm"} {
 		st.operate(t, http.MethodPost, door+"/pause", "") // everyone waits: each solve ends on the queue page
 	}
-	// The top door's snapshot: an app's join (at the base rung: no
-	// snapshot yet), then its polls, which fill it when it has lapsed.
+	// The top door's snapshot: the app's arrival fills it with the empty
+	// line (a calm room asks no work), and the app joins; once that
+	// snapshot has lapsed, the next newcomer's arrival fills it again,
+	// with the app waiting in a paused line: the top rung.
 	app := st.visitor()
 	app.waits(t, "/door20/")
+	priced(t, st, "/door20/", 20)
 	br := headless.Start(t, suite, 1280, 800)
 
 	// workPage is what the work page shows without JavaScript.
@@ -188,4 +191,25 @@ func TestWorkPage(t *testing.T) {
 		}
 		t.Logf("the work page's searches:\n\t%s", strings.Join(lines, "\n\t"))
 	})
+}
+
+// priced waits until a newcomer to path is asked bits of work: until the
+// POP's snapshot, which the door prices from, shows the line as it is.
+func priced(t *testing.T, st *stack, path string, bits int) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		// A newcomer who does not follow the arrival's redirect: one
+		// asked no work does not join.
+		v := st.visitor()
+		v.c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		p := v.ask(t, path)
+		if p.Status == "work" && p.Challenge != nil && p.Challenge.Bits == bits {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a newcomer to %s: %+v, still not asked %d bits after %v", path, p, bits, within)
+		}
+		time.Sleep(time.Second)
+	}
 }
