@@ -4,12 +4,15 @@
 // in base 36 until SHA-256(seed ":" nonce) begins with data-bits zero
 // bits, keep the nonce in the cookie data-cookie, and go on to data-next,
 // where the edge checks it with one hash and the visitor joins the line.
+// The queue page has no data-next: there the nonce (the decoy line's way
+// out, which a real place shows alike) waits in its cookie for the page's
+// next poll, and the page stays.
 // The search runs in a worker, so the page stays responsive; where no
 // worker can start it runs here, a slice at a time.
 var main = document.getElementById("wr-work");
 if (!main) return;
 var seed = main.getAttribute("data-seed") || "", bits = +main.getAttribute("data-bits") || 0;
-var next = main.getAttribute("data-next") || location.href, cookie = main.getAttribute("data-cookie") || "";
+var next = main.getAttribute("data-next"), cookie = main.getAttribute("data-cookie") || "";
 var bar = document.getElementById("wr-work-progress"), live = document.getElementById("wr-work-live");
 var expected = Math.pow(2, bits), said = 0, began = Date.now();
 if (!/^[0-9a-f]{32}$/.test(seed) || !(bits >= 1 && bits <= 24) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(cookie)) return;
@@ -120,7 +123,7 @@ function done(nonce, hashes) {
 	main.setAttribute("data-ms", String(Date.now() - began));
 	main.setAttribute("data-by", by);
 	if (live) live.textContent = main.getAttribute("data-done") || "";
-	location.replace(next);
+	if (next) location.replace(next);
 }
 // here searches on the page's own thread, a slice at a time.
 function here(from) {
