@@ -121,7 +121,11 @@ func TestADecoyLooksReal(t *testing.T) {
 	st := &lineStore{places: []store.Place{{Ticket: 9001, Outcome: store.Waiting, Line: store.Line{Epoch: 7, Issued: 9001, Admitted: 1000}}}}
 	g := &Gate{Store: st, Keys: ks, Snapshots: &memSnapshots{snap: snap}}
 	arrival := mustSign(t, ks, Pass{Kind: Arrival, Room: "shop", ArrivalID: "0123456789abcdef0123456789abcdef", IssuedAt: now, Expires: now.Add(ArrivalTTL)})
-	real := g.Decide(context.Background(), room, Visitor{Passes: []string{arrival}, Now: now, Hostile: func() string { return "" }})
+	// The real newcomer does the work the door asks (the line is long:
+	// its top rung), then joins.
+	asked := g.Decide(context.Background(), room, Visitor{Passes: []string{arrival}, Now: now, Hostile: func() string { return "" }})
+	nonce, _ := asked.Challenge.Solve()
+	real := g.Decide(context.Background(), room, Visitor{Passes: []string{asked.Pass}, Work: []string{nonce}, Now: now, Hostile: func() string { return "" }})
 	decoy := g.Decide(context.Background(), room, Visitor{Now: now, Hostile: func() string { return "bad bot" }})
 	if real.Action != Wait || decoy.Action != Decoy {
 		t.Fatalf("the real newcomer: %v (%s); the hostile one: %v (%s); want a place in each line", real.Action, real.Why, decoy.Action, decoy.Why)
@@ -167,4 +171,39 @@ func claimShapes(t *testing.T, token string) string {
 	}
 	sort.Strings(shapes)
 	return strings.Join(shapes, " ")
+}
+
+// TestTheWayOutHoldsWhileTheArrivalIsRemembered: the decoy's way out
+// joins under the decoy's arrival, which the store remembers for
+// ArrivalTTL from its join (one solution, one place). A way out taken
+// within that joins; one taken later is judged afresh, as a newcomer,
+// without a join: its solution could otherwise buy a second place once
+// the first is gone and forgotten.
+func TestTheWayOutHoldsWhileTheArrivalIsRemembered(t *testing.T) {
+	ks, _ := ParseKeySet("new:" + key2)
+	room := snapRoom(t, `,"proof_of_work":8,"snapshot_ttl":0`)
+	way, _ := challenge.For("shop", "d1", "", 8).Solve()
+	for _, tc := range []struct {
+		name   string
+		joined time.Time
+		want   Action
+		joins  int
+	}{
+		{"within the arrival's memory", now.Add(-ArrivalTTL + time.Second), Wait, 1},
+		{"past it", now.Add(-ArrivalTTL - time.Second), Work, 0}, // a newcomer's work, priced again
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pass, err := ks.Sign(Pass{Kind: DecoyKind, Room: "shop", ArrivalID: "d1", Number: 900, StartAhead: 100,
+				Joined: tc.joined, IssuedAt: now, Expires: now.Add(time.Hour)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := &lineStore{places: []store.Place{{Ticket: 4, Outcome: store.Waiting, Line: store.Line{Epoch: 7, Issued: 4}}}}
+			g := &Gate{Store: st, Keys: ks}
+			d := g.Decide(context.Background(), room, Visitor{Passes: []string{pass}, Work: []string{way}, Now: now})
+			if d.Action != tc.want || 1-len(st.places) != tc.joins {
+				t.Errorf("%v (%s), %d joins; want %v, %d joins", d.Action, d.Why, 1-len(st.places), tc.want, tc.joins)
+			}
+		})
+	}
 }

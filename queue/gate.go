@@ -235,6 +235,14 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 		if bestOf(v.Work, decoyWork(room, pass).Check) != nil {
 			return g.decoyed(room, v, pass, "decoyed")
 		}
+		if v.Now.After(pass.Joined.Add(ArrivalTTL)) {
+			// The store remembers the arrival the way out joins
+			// under for ArrivalTTL from its join: a way out taken
+			// later could buy a second place with one solution (its
+			// first place gone, and forgotten). Its holder is judged
+			// afresh, as a newcomer.
+			break
+		}
 		// The way out: the hardest work, done. It joins as an arrival
 		// does, judged no more, but limited and not replayed.
 		if g.spent(room, pass.ArrivalID, v) {
