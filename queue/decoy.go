@@ -7,6 +7,7 @@
 package queue
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -79,39 +80,59 @@ func (g *Gate) spent(room *Room, arrival string, v Visitor) bool {
 }
 
 // decoy sends v to room's decoy line for the reason why: a new decoy pass,
-// its place in a line that looks like room's (from the POP's snapshot when
-// there is one), and the way out.
+// its place a little behind the back of room's real line, and the way out.
 //
 // The pass is a ticket's, claim for claim (wait), told apart only by the
-// key that signs it (KeySet.Sign): its epoch is the real line's when the
-// POP's snapshot shows it, else the start of the day (a guess: a client
-// holding a real ticket of the room could compare them).
-func (g *Gate) decoy(room *Room, v Visitor, why string) Decision {
+// key that signs it (KeySet.Sign). Where a real newcomer's join asks the
+// store, so does the decoy: its answer takes as long as a join's, and the
+// line it reads (Stats) gives the decoy's place the real line's epoch and
+// back. Without it (the store did not answer), the POP's snapshot does,
+// else the start of the day stands for the epoch: a guess, which a client
+// holding a real ticket of the room could compare.
+func (g *Gate) decoy(ctx context.Context, room *Room, v Visitor, why string) Decision {
 	id, err := newID()
 	if err != nil {
 		return Decision{Action: Busy, Why: "decoy id", Err: err}
 	}
 	admitted, ahead := decoyStart(id)
 	epoch := v.Now.UTC().Truncate(24 * time.Hour).UnixMilli()
-	if g.Snapshots != nil && room.SnapshotTTL() > 0 {
-		if snap, err := g.Snapshots.Peek(room, 0); err == nil {
-			epoch = snap.Line.Epoch
-			if snap.Line.Issued > snap.Line.Admitted {
-				// The back of the real line, a little further on.
-				admitted, ahead = snap.Line.Admitted, snap.Line.Issued-snap.Line.Admitted+ahead/10
-			}
+	line, err := g.Store.Stats(ctx, room.Name, room.Policy(v.Now), v.Now)
+	if err != nil && g.Snapshots != nil && room.SnapshotTTL() > 0 {
+		var snap Snapshot
+		if snap, err = g.Snapshots.Peek(room, 0); err == nil {
+			line = snap.Line
+		}
+	}
+	if err == nil {
+		epoch = line.Epoch
+		if line.Issued > line.Admitted {
+			// The back of the real line, a little further on.
+			admitted, ahead = line.Admitted, line.Issued-line.Admitted+ahead/10
 		}
 	}
 	p := Pass{Kind: DecoyKind, Room: room.Name, Number: admitted + ahead + 1, Epoch: epoch, ArrivalID: id, Bind: v.Bind,
 		Joined: v.Now, StartAhead: ahead}
-	return g.decoyed(room, v, p, why)
+	return g.answerDecoy(room, v, p, why)
 }
 
-// decoyed is the decoy pass p's answer to v: its place and way out, and a
-// renewed pass whenever a real ticket's poll would bring one (when the
-// store would be asked, as maySnapshot says), stamped as that one would
-// be, so that the cookies come and go as a real place's do.
-func (g *Gate) decoyed(room *Room, v Visitor, p Pass, why string) Decision {
+// decoyed is the decoy pass p's answer to v, to a poll: where a real
+// ticket's poll would ask the store (maySnapshot says no), the decoy's
+// asks it too (Stats, whose answer it has no use for: the call is for its
+// time), so that the two take as long.
+func (g *Gate) decoyed(ctx context.Context, room *Room, v Visitor, p Pass, why string) Decision {
+	if !maySnapshot(room, p.Number, p.Seen, v.Now) {
+		if _, err := g.Store.Stats(ctx, room.Name, room.Policy(v.Now), v.Now); err != nil && g.Logf != nil {
+			g.Logf("room %s: a decoy's poll did not reach the store (it is answered all the same): %v", room.Name, err)
+		}
+	}
+	return g.answerDecoy(room, v, p, why)
+}
+
+// answerDecoy is the decoy pass p's answer to v: its place and way out,
+// and a renewed pass whenever a real ticket's poll would bring one (when
+// the store would be asked, as maySnapshot says), stamped as that one
+// would be, so that the cookies come and go as a real place's do.
+func (g *Gate) answerDecoy(room *Room, v Visitor, p Pass, why string) Decision {
 	d := Decision{Action: Decoy, Why: why, Place: decoyPlace(room, p, v.Now), Challenge: decoyWork(room, p)}
 	if maySnapshot(room, p.Number, p.Seen, v.Now) {
 		return d

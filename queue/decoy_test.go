@@ -16,16 +16,26 @@ import (
 
 // TestTheDecoysPlace: a decoy's place moves as a line does (fewer ahead,
 // more behind) and never reaches the front, for its hour; it starts
-// behind the real line when the POP's snapshot shows one, and the way out
-// is the room's top rung. Its pass lives as long as a ticket's, and is
-// renewed when a real ticket's would be; after the hour its holder is a
-// newcomer.
+// behind the real line, as the store tells it (the POP's snapshot when
+// the store does not answer), and the way out is the room's top rung. Its
+// pass lives as long as a ticket's, and is renewed when a real ticket's
+// would be; it asks the store when a real place would (its join, a poll
+// not answered from the snapshot), so that it takes as long; after the
+// hour its holder is a newcomer.
 func TestTheDecoysPlace(t *testing.T) {
 	ks, _ := ParseKeySet("new:" + key2)
 	room := snapRoom(t, `,"proof_of_work":18,"snapshot_ttl":2`)
-	snap := &Snapshot{At: now, Line: store.Line{Epoch: 7, Issued: 9000, Admitted: 1000}}
-	g := &Gate{Store: &lineStore{}, Keys: ks, Snapshots: &memSnapshots{snap: snap}}
+	snap := &Snapshot{At: now, Line: store.Line{Epoch: 6, Issued: 5000, Admitted: 1000}}
+	st := &lineStore{}
+	g := &Gate{Store: st, Keys: ks, Snapshots: &memSnapshots{snap: snap}}
+	if d := g.Decide(context.Background(), room, Visitor{Now: now, Hostile: func() string { return "bad bot" }}); d.Place.Ahead < 4000 || st.statsCalls != 1 {
+		t.Errorf("a decoy while the store is down: %+v after %d store calls; want the snapshot's line behind it, one call", d.Place, st.statsCalls)
+	}
+	st.stats, st.statsCalls = &store.Line{Epoch: 7, Issued: 9000, Admitted: 1000}, 0
 	d := g.Decide(context.Background(), room, Visitor{Now: now, Hostile: func() string { return "bad bot" }})
+	if st.statsCalls != 1 {
+		t.Errorf("a decoy's first answer asked the store %d times, want once, as a join does", st.statsCalls)
+	}
 	p, err := ks.Verify("shop", d.Pass, now)
 	ticketTTL := seconds(room.QueueTimeout) + TicketGrace
 	if d.Action != Decoy || d.Why != "bad bot" || err != nil || p.Kind != DecoyKind || !p.Joined.Equal(now) || p.Epoch != 7 ||
@@ -52,6 +62,10 @@ func TestTheDecoysPlace(t *testing.T) {
 		if (polled.Pass != "") != tc.renewed {
 			t.Errorf("%v on: renewed pass %q, want one: %v", tc.after, polled.Pass, tc.renewed)
 		}
+		if calls := map[bool]int{false: 1, true: 2}[tc.renewed]; st.statsCalls != calls {
+			t.Errorf("%v on: %d store calls in all, want %d", tc.after, st.statsCalls, calls)
+		}
+		st.statsCalls = 1
 		if polled.Pass != "" {
 			pass = polled.Pass
 		}

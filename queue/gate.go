@@ -233,7 +233,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 			break
 		}
 		if bestOf(v.Work, decoyWork(room, pass).Check) != nil {
-			return g.decoyed(room, v, pass, "decoyed")
+			return g.decoyed(ctx, room, v, pass, "decoyed")
 		}
 		if v.Now.After(pass.Joined.Add(ArrivalTTL)) {
 			// The store remembers the arrival the way out joins
@@ -246,7 +246,7 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 		// The way out: the hardest work, done. It joins as an arrival
 		// does, judged no more, but limited and not replayed.
 		if g.spent(room, pass.ArrivalID, v) {
-			return g.decoy(room, v, "replayed arrival")
+			return g.decoy(ctx, room, v, "replayed arrival")
 		}
 		return g.join(ctx, room, v, pass, policy, refused)
 	case Arrival:
@@ -262,17 +262,17 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 			case errors.Is(err, errMoreWork):
 				return g.askWork(room, pass, c, "more work to do", err, v.Now)
 			case room.Decoys() && failedSolution(err):
-				return g.decoy(room, v, "failed solution")
+				return g.decoy(ctx, room, v, "failed solution")
 			default:
 				return g.askWork(room, pass, c, "work to do", err, v.Now)
 			}
 		}
 		if why := g.hostile(room, v); why != "" {
-			return g.decoy(room, v, why)
+			return g.decoy(ctx, room, v, why)
 		}
 		if room.Decoys() && g.spent(room, pass.ArrivalID, v) {
 			// Its work (or its wait) bought one client a place.
-			return g.decoy(room, v, "replayed arrival")
+			return g.decoy(ctx, room, v, "replayed arrival")
 		}
 		return g.join(ctx, room, v, pass, policy, refused)
 	}
@@ -466,7 +466,7 @@ func sessionRef(room *Room, pass Pass) store.SessionRef {
 // call, no place, until they come back with it.
 func (g *Gate) arrive(ctx context.Context, room *Room, v Visitor, refused error) Decision {
 	if why := g.hostile(room, v); why != "" {
-		return g.decoy(room, v, why)
+		return g.decoy(ctx, room, v, why)
 	}
 	id, err := newID()
 	if err != nil {
