@@ -28,11 +28,11 @@ func TestTheDecoysPlace(t *testing.T) {
 	snap := &Snapshot{At: now, Line: store.Line{Epoch: 6, Issued: 5000, Admitted: 1000}}
 	st := &lineStore{}
 	g := &Gate{Store: st, Keys: ks, Snapshots: &memSnapshots{snap: snap}}
-	if d := g.Decide(context.Background(), room, Visitor{Now: now, Hostile: func() string { return "bad bot" }}); d.Place.Ahead < 4000 || st.statsCalls != 1 {
+	if d := hostileJoin(t, g, room, "bad bot"); d.Place.Ahead < 4000 || st.statsCalls != 1 {
 		t.Errorf("a decoy while the store is down: %+v after %d store calls; want the snapshot's line behind it, one call", d.Place, st.statsCalls)
 	}
 	st.stats, st.statsCalls = &store.Line{Epoch: 7, Issued: 9000, Admitted: 1000}, 0
-	d := g.Decide(context.Background(), room, Visitor{Now: now, Hostile: func() string { return "bad bot" }})
+	d := hostileJoin(t, g, room, "bad bot")
 	if st.statsCalls != 1 {
 		t.Errorf("a decoy's first answer asked the store %d times, want once, as a join does", st.statsCalls)
 	}
@@ -80,9 +80,29 @@ func TestTheDecoysPlace(t *testing.T) {
 	}
 }
 
+// hostileJoin is a newcomer judged hostile (for why) on its way into the
+// decoy line, a real newcomer's step for step: its arrival, its work done
+// when asked, and its join, where it is judged. The snapshot, if any, is
+// fresh: the arrival asks the store nothing.
+func hostileJoin(t *testing.T, g *Gate, room *Room, why string) Decision {
+	t.Helper()
+	hostile := func() string { return why }
+	a := g.Decide(context.Background(), room, Visitor{Now: now, Hostile: hostile})
+	var work []string
+	switch a.Action {
+	case Work:
+		nonce, _ := a.Challenge.Solve()
+		work = []string{nonce}
+	case Arrive:
+	default:
+		t.Fatalf("a hostile newcomer's arrival: %v (%s), want a newcomer's", a.Action, a.Why)
+	}
+	return g.Decide(context.Background(), room, Visitor{Passes: []string{a.Pass}, Work: work, Now: now, Hostile: hostile})
+}
+
 // TestWhoIsDecoyed: only a room with a proof of work (the way out) has a
-// decoy line, and it asks the edge's judgement only of a newcomer; a
-// ticket outranks a decoy pass, which outranks an arrival pass; a decoy
+// decoy line, and it asks the edge's judgement only of a newcomer, at its
+// join (its arrival is a real newcomer's, work and all); a ticket outranks a decoy pass, which outranks an arrival pass; a decoy
 // pass is a newcomer's again once the room's proof of work is off.
 func TestWhoIsDecoyed(t *testing.T) {
 	ks, _ := ParseKeySet("new:" + key2)
@@ -95,26 +115,32 @@ func TestWhoIsDecoyed(t *testing.T) {
 	}
 	decoyPass := sign(Pass{Kind: DecoyKind, Room: "shop", ArrivalID: "d1", Number: 700, StartAhead: 300, Joined: now, IssuedAt: now, Expires: now.Add(DecoyTTL)})
 	arrivalPass := sign(Pass{Kind: Arrival, Room: "shop", ArrivalID: "a1", IssuedAt: now, Expires: now.Add(ArrivalTTL)})
+	// The base rung's work (no pressure known: no snapshot), 8 bits less 6.
+	nonce, _ := challenge.For("shop", "a1", "", 2).Solve()
+	baseWork := []string{nonce}
 	ticketPass := sign(Pass{Kind: Ticket, Room: "shop", Number: 3, Epoch: 7, Seen: now, IssuedAt: now, Expires: now.Add(time.Hour)})
 	for _, tc := range []struct {
 		name   string
 		room   string
 		passes []string
+		work   []string
 		want   Action
 		asked  int
 	}{
-		{"a newcomer, a room with a decoy line", `,"proof_of_work":8`, nil, Decoy, 1},
-		{"a newcomer, no proof of work", ``, nil, Arrive, 0},
-		{"a waiting visitor", `,"proof_of_work":8,"snapshot_ttl":0`, []string{ticketPass}, Wait, 0},
-		{"a decoy pass and an arrival pass", `,"proof_of_work":8`, []string{arrivalPass, decoyPass}, Decoy, 0},
-		{"a ticket and a decoy pass", `,"proof_of_work":8,"snapshot_ttl":0`, []string{decoyPass, ticketPass}, Wait, 0},
-		{"a decoy pass, the proof of work turned off", ``, []string{decoyPass}, Arrive, 0},
+		{"a newcomer's arrival, a room with a decoy line", `,"proof_of_work":8`, nil, nil, Work, 0},
+		{"a newcomer's join, its work done", `,"proof_of_work":8`, []string{arrivalPass}, baseWork, Decoy, 1},
+		{"a newcomer's join, its work not done", `,"proof_of_work":8`, []string{arrivalPass}, nil, Work, 0},
+		{"a newcomer, no proof of work", ``, nil, nil, Arrive, 0},
+		{"a waiting visitor", `,"proof_of_work":8,"snapshot_ttl":0`, []string{ticketPass}, nil, Wait, 0},
+		{"a decoy pass and an arrival pass", `,"proof_of_work":8`, []string{arrivalPass, decoyPass}, nil, Decoy, 0},
+		{"a ticket and a decoy pass", `,"proof_of_work":8,"snapshot_ttl":0`, []string{decoyPass, ticketPass}, nil, Wait, 0},
+		{"a decoy pass, the proof of work turned off", ``, []string{decoyPass}, nil, Arrive, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			asked := 0
 			st := &lineStore{places: []store.Place{{Ticket: 3, Outcome: store.Waiting, Line: store.Line{Epoch: 7, Issued: 3}}}}
 			g := &Gate{Store: st, Keys: ks}
-			d := g.Decide(context.Background(), snapRoom(t, tc.room), Visitor{Passes: tc.passes, Now: now,
+			d := g.Decide(context.Background(), snapRoom(t, tc.room), Visitor{Passes: tc.passes, Work: tc.work, Now: now,
 				Hostile: func() string { asked++; return "decoy rule ip" }})
 			if d.Action != tc.want || asked != tc.asked {
 				t.Errorf("%v (%s), the edge asked %d times; want %v, asked %d", d.Action, d.Why, asked, tc.want, tc.asked)
@@ -140,7 +166,7 @@ func TestADecoyLooksReal(t *testing.T) {
 	asked := g.Decide(context.Background(), room, Visitor{Passes: []string{arrival}, Now: now, Hostile: func() string { return "" }})
 	nonce, _ := asked.Challenge.Solve()
 	real := g.Decide(context.Background(), room, Visitor{Passes: []string{asked.Pass}, Work: []string{nonce}, Now: now, Hostile: func() string { return "" }})
-	decoy := g.Decide(context.Background(), room, Visitor{Now: now, Hostile: func() string { return "bad bot" }})
+	decoy := hostileJoin(t, g, room, "bad bot")
 	if real.Action != Wait || decoy.Action != Decoy {
 		t.Fatalf("the real newcomer: %v (%s); the hostile one: %v (%s); want a place in each line", real.Action, real.Why, decoy.Action, decoy.Why)
 	}

@@ -463,11 +463,10 @@ func sessionRef(room *Room, pass Pass) store.SessionRef {
 }
 
 // arrive gives a visitor without a usable pass an arrival pass: no store
-// call, no place, until they come back with it.
+// call, no place, until they come back with it. A hostile one too: it is
+// judged at its join (Decide), so that its way into the decoy line is a
+// real newcomer's, step for step.
 func (g *Gate) arrive(ctx context.Context, room *Room, v Visitor, refused error) Decision {
-	if why := g.hostile(room, v); why != "" {
-		return g.decoy(ctx, room, v, why)
-	}
 	id, err := newID()
 	if err != nil {
 		return Decision{Action: Busy, Why: "arrival id", Err: err}

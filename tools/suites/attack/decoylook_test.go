@@ -16,23 +16,32 @@ import (
 // wasm: the status, the response's header names, each cookie's name and
 // attributes, the pass's claims (their names, and each value's type,
 // read without the key as any client can), the JSON answer's fields and
-// types, and the queue page's markup but for its numbers and seeds; on
-// the place's first answer and on a poll.
+// types, the queue page's markup but for its numbers and seeds, and the
+// store calls the answer waited on (its time, but for the network's
+// noise); on the place's first answer and on a poll.
 func TestADecoyLooksLikeAPlace(t *testing.T) {
 	e := start(t, shop(decoyRoom), nil)
 	// joined takes a place in the real line from ip: the base rung's
 	// work, then the join; its answer, as accept asks for it.
-	joined := func(ip string, accept string) (*visitor, answer) {
+	joined := func(ip string, accept string) (*visitor, answer, int) {
 		v := &visitor{e: e, ip: ip}
 		_, w := v.ask(t)
 		if w.Status != "work" {
 			t.Fatalf("a newcomer from %s: %+v, want the work asked of any newcomer", ip, w)
 		}
-		return v, v.get("/", "Accept", accept, edge.WorkHeader, solve(t, w))
+		e.upstashCalls()
+		a := v.get("/", "Accept", accept, edge.WorkHeader, solve(t, w))
+		return v, a, e.upstashCalls()
+	}
+	// counted is get's answer and the store calls it waited on.
+	counted := func(v *visitor, accept string) (answer, int) {
+		e.upstashCalls()
+		a := v.get("/", "Accept", accept)
+		return a, e.upstashCalls()
 	}
 	// The room's one place is taken, and a few wait: the visitor
 	// compared is well behind the front, as a decoy's place is.
-	if _, a := joined(clientIP(0, 20, 1), "text/html"); !a.atOrigin() {
+	if _, a, _ := joined(clientIP(0, 20, 1), "text/html"); !a.atOrigin() {
 		t.Fatalf("the first visitor: %s, want the origin", a)
 	}
 	for i := 1; i <= 6; i++ {
@@ -44,22 +53,25 @@ func TestADecoyLooksLikeAPlace(t *testing.T) {
 		{"the page", "text/html"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			realV, realFirst := joined(clientIP(0, 22, len(tc.name)), tc.accept)
+			realV, realFirst, realCalls := joined(clientIP(0, 22, len(tc.name)), tc.accept)
 			decoyV := &visitor{e: e, ip: clientIP(0, 7, len(tc.name))}
-			decoyFirst := decoyV.get("/", "Accept", tc.accept)
+			decoyFirst, decoyCalls := counted(decoyV, tc.accept)
 			if !strings.Contains(e.logs.String(), "decoy (decoy rule ip)") {
 				t.Fatalf("the visitor from the decoy's range was not decoyed: %s", decoyFirst)
 			}
+			realPoll, realPollCalls := counted(realV, tc.accept)
+			decoyPoll, decoyPollCalls := counted(decoyV, tc.accept)
 			for _, step := range []struct {
-				name          string
-				real, decoyed answer
+				name                  string
+				real, decoyed         answer
+				realCalls, decoyCalls int
 			}{
-				{"the place's first answer", realFirst, decoyFirst},
-				{"a poll", realV.get("/", "Accept", tc.accept), decoyV.get("/", "Accept", tc.accept)},
+				{"the place's first answer", realFirst, decoyFirst, realCalls, decoyCalls},
+				{"a poll", realPoll, decoyPoll, realPollCalls, decoyPollCalls},
 			} {
 				r, d := seenByClient(t, step.real), seenByClient(t, step.decoyed)
-				t.Logf("DEBUG %s\n%v\n%v", step.name, r, d)
-				for _, part := range []string{"status", "headers", "cookies", "body"} {
+				r["store calls"], d["store calls"] = fmt.Sprint(step.realCalls), fmt.Sprint(step.decoyCalls)
+				for _, part := range []string{"status", "headers", "cookies", "body", "store calls"} {
 					if r[part] != d[part] {
 						t.Errorf("%s, %s:\n real place: %s\n      decoy: %s", step.name, part, r[part], d[part])
 					}
