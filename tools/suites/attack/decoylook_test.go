@@ -54,8 +54,9 @@ func TestADecoyLooksLikeAPlace(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			realV, realFirst, realCalls := joined(clientIP(0, 22, len(tc.name)), tc.accept)
-			decoyV := &visitor{e: e, ip: clientIP(0, 7, len(tc.name))}
-			decoyFirst, decoyCalls := counted(decoyV, tc.accept)
+			// The decoyed newcomer comes as the real one does, and
+			// is judged at its join.
+			decoyV, decoyFirst, decoyCalls := joined(clientIP(0, 7, len(tc.name)), tc.accept)
 			if !strings.Contains(e.logs.String(), "decoy (decoy rule ip)") {
 				t.Fatalf("the visitor from the decoy's range was not decoyed: %s", decoyFirst)
 			}
