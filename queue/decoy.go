@@ -172,9 +172,11 @@ func decoyWork(room *Room, p Pass) challenge.Challenge {
 // bind: the room's hardest proof of work, when it has a decoy line. A
 // decoy's solution leads into the real line; a real place shows one all
 // the same, derived the same way, so that the page and the JSON cannot
-// tell the two, and its solution leads nowhere. A ticket that joined
-// through the way out carries the decoy's arrival, so its page asks for
-// the work already done (work.js then does nothing).
+// tell the two, and its solution leads nowhere: every waiting visitor's
+// page does the top rung's work once, in the background, the price of a
+// decoy nobody can tell. A ticket that joined through the way out
+// carries the decoy's arrival, so its page shows the challenge its tab
+// has solved already (work.js keeps a tab's solutions: no second search).
 func wayOut(room *Room, arrival, bind string) challenge.Challenge {
 	if !room.Decoys() {
 		return challenge.Challenge{}

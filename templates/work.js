@@ -17,6 +17,9 @@ var bar = document.getElementById("wr-work-progress"), live = document.getElemen
 var expected = Math.pow(2, bits), said = 0, began = Date.now();
 if (!/^[0-9a-f]{32}$/.test(seed) || !(bits >= 1 && bits <= 24) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(cookie)) return;
 main.setAttribute("aria-busy", "true");
+// A tab keeps its solutions: the queue page shows the same challenge at
+// every load (a reload, the refresh link), and it is searched once.
+var kept = "wr-work:" + seed + ":" + bits;
 
 // solver is the search, self-contained so that a worker can run its
 // source: given a worker's scope it answers the page's message with
@@ -113,9 +116,11 @@ function progress(hashes) {
 		live.textContent = fill(main.getAttribute("data-progress"), said);
 	}
 }
-// by is where the search ran: "worker", or "page" once it runs here.
+// by is where the search ran: "worker", or "page" once it runs here;
+// "kept" when the tab had solved it already.
 var by = "worker";
 function done(nonce, hashes) {
+	try { sessionStorage.setItem(kept, nonce); } catch (x) {}
 	document.cookie = cookie + "=" + nonce + "; path=/; max-age=600; samesite=lax" + (location.protocol === "https:" ? "; secure" : "");
 	if (bar) bar.value = 100;
 	main.setAttribute("aria-busy", "false");
@@ -137,6 +142,9 @@ function here(from) {
 		setTimeout(slice, 0);
 	})();
 }
+var solved = null;
+try { solved = sessionStorage.getItem(kept); } catch (x) {}
+if (solved && /^[0-9a-z]{1,12}$/.test(solved)) { by = "kept"; return done(solved, 0); }
 var worker = null;
 try {
 	var url = URL.createObjectURL(new Blob(["(" + solver.toString() + ")(self);"], { type: "text/javascript" }));

@@ -76,6 +76,12 @@ func TestDecoyPage(t *testing.T) {
 		// The real line's tickets are the first few (the tab above may
 		// have joined with its work too: the tabs share the cookies).
 		headless.Until(tab, "the real line's queue page", ticketIs(1, 2), searchWithin)
+		// A real place shows a way out too (a decoy's looks the same):
+		// its page searches it once, and a reload keeps the solution.
+		solvedBy := `(document.getElementById("wr-work").dataset.by || "")`
+		headless.Until(tab, "the real place's way out, searched", solvedBy+` !== ""`, searchWithin)
+		headless.Eval[bool](tab, "reloading the page", `setTimeout(() => location.reload(), 0), true`)
+		headless.Until(tab, "the reloaded page's way out, kept", solvedBy+` === "kept"`, within)
 		checkProblems(t, tab)
 	})
 }
