@@ -26,10 +26,12 @@ func (q *request) enter(ctx context.Context, w fsthttp.ResponseWriter, r *fsthtt
 	if d.Pass != "" {
 		q.givePass(w.Header(), room, d.Pass)
 	}
-	if len(v.Work) > 0 && q.asked.work == "" && (d.Action == queue.Wait || d.Action == queue.Admit) {
+	if len(v.Work) > 0 && q.asked.work == "" && (d.Action == queue.Wait || d.Action == queue.Admit || d.Action == queue.Decoy) {
 		// The work page's cookie has served its join: kept, it would
 		// be offered as the solution of the visitor's next arrival
-		// pass (a place lost), and fail it.
+		// pass (a place lost), and fail it. A decoy's is dropped too,
+		// solved or not, as a real place's is: its answer must not
+		// differ.
 		w.Header().Add("Set-Cookie", workCookie(room)+"=; Path=/; Max-Age=0; SameSite=Lax")
 	}
 	switch d.Action {

@@ -117,9 +117,12 @@ func (q *request) queuePage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *
 	brand(values, lang, room)
 	t := q.template(room.Template, templates.Queue)
 	if c := d.Challenge; c.Bits > 0 {
-		// The decoy's way out: the page's script (work.js) does the
-		// work and comes back to this page with it. A template of the
-		// operator's without that script gives way to the built-in one.
+		// The way out of the decoy line, which every place of a room
+		// with one shows alike (queue.Decision's Challenge): the page's
+		// script (work.js) does the work and keeps its solution for the
+		// page's next poll. A template of the operator's without that
+		// script gives way to the built-in one, for every place, so
+		// that a decoy's page looks like a real one's.
 		values["work_seed"], values["work_bits"], values["work_cookie"] = c.Seed, strconv.Itoa(c.Bits), workCookie(room)
 		if t != nil && !t.Solves() {
 			t = q.defaultTemplate(templates.Queue)

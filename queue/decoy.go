@@ -7,6 +7,7 @@
 package queue
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -16,8 +17,9 @@ import (
 	"github.com/edgequeue/waitingroom/challenge"
 )
 
-// DecoyTTL is how long a decoy pass lasts: its holder is then judged
-// afresh, as a newcomer.
+// DecoyTTL is how long a decoy pass lasts from its first issue (its
+// Joined): its holder is then judged afresh, as a newcomer. The token
+// itself lives as long as a ticket's, so that its expiry tells nothing.
 const DecoyTTL = time.Hour
 
 // decoyHalfLife is how long the decoy's line takes to halve the places
@@ -78,28 +80,66 @@ func (g *Gate) spent(room *Room, arrival string, v Visitor) bool {
 }
 
 // decoy sends v to room's decoy line for the reason why: a new decoy pass,
-// its place in a line that looks like room's (from the POP's snapshot when
-// there is one), and the way out.
-func (g *Gate) decoy(room *Room, v Visitor, why string) Decision {
+// its place a little behind the back of room's real line, and the way out.
+//
+// The pass is a ticket's, claim for claim (wait), told apart only by the
+// key that signs it (KeySet.Sign). Where a real newcomer's join asks the
+// store, so does the decoy: its answer takes as long as a join's, and the
+// line it reads (Stats) gives the decoy's place the real line's epoch and
+// back. Without it (the store did not answer), the POP's snapshot does,
+// else the start of the day stands for the epoch: a guess, which a client
+// holding a real ticket of the room could compare.
+func (g *Gate) decoy(ctx context.Context, room *Room, v Visitor, why string) Decision {
 	id, err := newID()
 	if err != nil {
 		return Decision{Action: Busy, Why: "decoy id", Err: err}
 	}
 	admitted, ahead := decoyStart(id)
-	if g.Snapshots != nil && room.SnapshotTTL() > 0 {
-		if snap, err := g.Snapshots.Peek(room, 0); err == nil && snap.Line.Issued > snap.Line.Admitted {
-			// The back of the real line, a little further on.
-			admitted, ahead = snap.Line.Admitted, snap.Line.Issued-snap.Line.Admitted+ahead/10
+	epoch := v.Now.UTC().Truncate(24 * time.Hour).UnixMilli()
+	line, err := g.Store.Stats(ctx, room.Name, room.Policy(v.Now), v.Now)
+	if err != nil && g.Snapshots != nil && room.SnapshotTTL() > 0 {
+		var snap Snapshot
+		if snap, err = g.Snapshots.Peek(room, 0); err == nil {
+			line = snap.Line
 		}
 	}
-	p := Pass{Kind: DecoyKind, Room: room.Name, ArrivalID: id, Bind: v.Bind, Number: admitted + ahead + 1,
-		StartAhead: ahead, Work: room.ProofOfWork, IssuedAt: v.Now, Expires: v.Now.Add(DecoyTTL)}
-	return g.withPass(decoyed(room, p, v.Now, why), p, DecoyTTL)
+	if err == nil {
+		epoch = line.Epoch
+		if line.Issued > line.Admitted {
+			// The back of the real line, a little further on.
+			admitted, ahead = line.Admitted, line.Issued-line.Admitted+ahead/10
+		}
+	}
+	p := Pass{Kind: DecoyKind, Room: room.Name, Number: admitted + ahead + 1, Epoch: epoch, ArrivalID: id, Bind: v.Bind,
+		Joined: v.Now, StartAhead: ahead}
+	return g.answerDecoy(room, v, p, why)
 }
 
-// decoyed is the decoy pass p's answer at now.
-func decoyed(room *Room, p Pass, now time.Time, why string) Decision {
-	return Decision{Action: Decoy, Why: why, Place: decoyPlace(room, p, now), Challenge: decoyWork(room, p)}
+// decoyed is the decoy pass p's answer to v, to a poll: where a real
+// ticket's poll would ask the store (maySnapshot says no), the decoy's
+// asks it too (Stats, whose answer it has no use for: the call is for its
+// time), so that the two take as long.
+func (g *Gate) decoyed(ctx context.Context, room *Room, v Visitor, p Pass, why string) Decision {
+	if !maySnapshot(room, p.Number, p.Seen, v.Now) {
+		if _, err := g.Store.Stats(ctx, room.Name, room.Policy(v.Now), v.Now); err != nil && g.Logf != nil {
+			g.Logf("room %s: a decoy's poll did not reach the store (it is answered all the same): %v", room.Name, err)
+		}
+	}
+	return g.answerDecoy(room, v, p, why)
+}
+
+// answerDecoy is the decoy pass p's answer to v: its place and way out,
+// and a renewed pass whenever a real ticket's poll would bring one (when
+// the store would be asked, as maySnapshot says), stamped as that one
+// would be, so that the cookies come and go as a real place's do.
+func (g *Gate) answerDecoy(room *Room, v Visitor, p Pass, why string) Decision {
+	d := Decision{Action: Decoy, Why: why, Place: decoyPlace(room, p, v.Now), Challenge: decoyWork(room, p)}
+	if maySnapshot(room, p.Number, p.Seen, v.Now) {
+		return d
+	}
+	ttl := seconds(room.QueueTimeout) + TicketGrace
+	p.Seen, p.IssuedAt, p.Expires = v.Now, v.Now, v.Now.Add(ttl)
+	return g.withPass(d, p, ttl)
 }
 
 // decoyStart draws a decoy's line from its id: how many were called, and
@@ -115,7 +155,7 @@ func decoyStart(id string) (admitted, ahead int64) {
 // decoyPlace is the place the decoy pass p shows at now: the places ahead
 // halve every decoyHalfLife and never reach none; others join behind.
 func decoyPlace(room *Room, p Pass, now time.Time) Place {
-	elapsed := max(now.Sub(p.IssuedAt), 0)
+	elapsed := max(now.Sub(p.Joined), 0)
 	ahead := int64(math.Ceil(float64(p.StartAhead) * math.Exp2(-elapsed.Hours()/decoyHalfLife.Hours())))
 	ahead = max(ahead, 1)
 	return Place{Room: room.Name, Ticket: p.Number, Admitted: p.Number - ahead - 1, Issued: p.Number + int64(elapsed/(3*time.Second)),
@@ -123,9 +163,25 @@ func decoyPlace(room *Room, p Pass, now time.Time) Place {
 }
 
 // decoyWork is the way out of the decoy for the holder of p: the room's
-// hardest proof of work when p was issued.
+// hardest proof of work.
 func decoyWork(room *Room, p Pass) challenge.Challenge {
-	return challenge.For(room.Name, p.ArrivalID, p.Bind, p.Work)
+	return wayOut(room, p.ArrivalID, p.Bind)
+}
+
+// wayOut is the challenge a place of arrival's in room shows, bound to
+// bind: the room's hardest proof of work, when it has a decoy line. A
+// decoy's solution leads into the real line; a real place shows one all
+// the same, derived the same way, so that the page and the JSON cannot
+// tell the two, and its solution leads nowhere: every waiting visitor's
+// page does the top rung's work once, in the background, the price of a
+// decoy nobody can tell. A ticket that joined through the way out
+// carries the decoy's arrival, so its page shows the challenge its tab
+// has solved already (work.js keeps a tab's solutions: no second search).
+func wayOut(room *Room, arrival, bind string) challenge.Challenge {
+	if !room.Decoys() {
+		return challenge.Challenge{}
+	}
+	return challenge.For(room.Name, arrival, bind, room.ProofOfWork)
 }
 
 // failedSolution reports whether err, a challenge's refusal, is a

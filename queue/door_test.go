@@ -143,7 +143,7 @@ func TestUnknownPressureIsLearned(t *testing.T) {
 func TestALostJoinArrivesAgain(t *testing.T) {
 	ks, _ := ParseKeySet("new:" + key2)
 	room := snapRoom(t, `,"proof_of_work":8,"snapshot_ttl":2`)
-	decoyPass := Pass{Kind: DecoyKind, Room: "shop", ArrivalID: "d1", Number: 900, StartAhead: 100, Work: 8, IssuedAt: now, Expires: now.Add(DecoyTTL)}
+	decoyPass := Pass{Kind: DecoyKind, Room: "shop", ArrivalID: "d1", Number: 900, StartAhead: 100, Work: 8, Joined: now, IssuedAt: now, Expires: now.Add(DecoyTTL)}
 	way, _ := challenge.For("shop", "d1", "", 8).Solve()
 	for _, tc := range []struct {
 		name string
@@ -191,7 +191,7 @@ func TestEveryWorkValueIsTried(t *testing.T) {
 	ks, _ := ParseKeySet("new:" + key2)
 	room := snapRoom(t, `,"proof_of_work":8,"snapshot_ttl":0`)
 	arrival := Pass{Kind: Arrival, Room: "shop", ArrivalID: "a1", Work: 8, IssuedAt: now, Expires: now.Add(ArrivalTTL)}
-	decoy := Pass{Kind: DecoyKind, Room: "shop", ArrivalID: "a1", Number: 900, StartAhead: 100, Work: 8, IssuedAt: now, Expires: now.Add(DecoyTTL)}
+	decoy := Pass{Kind: DecoyKind, Room: "shop", ArrivalID: "a1", Number: 900, StartAhead: 100, Work: 8, Joined: now, IssuedAt: now, Expires: now.Add(DecoyTTL)}
 	right, _ := challenge.For("shop", "a1", "", 8).Solve()
 	wrong := "zz"
 	if challenge.For("shop", "a1", "", 8).Check(wrong) == nil {

@@ -109,7 +109,10 @@ type Decision struct {
 	FailOpen bool
 	// Place is the visitor's place in the line (Wait only).
 	Place Place
-	// Challenge is the proof of work to do before joining (Work only).
+	// Challenge is the proof of work to do before joining (Work), or the
+	// decoy's way out (Decoy); a place in the real line of a room with a
+	// decoy line carries one too (Wait), whose solution leads nowhere,
+	// so that the two look alike.
 	Challenge challenge.Challenge
 	// Why explains the decision for the log: "session", "called", "joined", …
 	Why string
@@ -223,18 +226,27 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 	case Ticket:
 		return g.poll(ctx, room, v, pass, policy, refused)
 	case DecoyKind:
-		if !room.Decoys() {
+		if !room.Decoys() || v.Now.After(pass.Joined.Add(DecoyTTL)) {
 			// The proof of work was turned off, and the decoy with
-			// it: its holder is a newcomer again.
+			// it, or the decoy's hour is over: its holder is a
+			// newcomer again.
 			break
 		}
 		if bestOf(v.Work, decoyWork(room, pass).Check) != nil {
-			return decoyed(room, pass, v.Now, "decoyed")
+			return g.decoyed(ctx, room, v, pass, "decoyed")
+		}
+		if v.Now.After(pass.Joined.Add(ArrivalTTL)) {
+			// The store remembers the arrival the way out joins
+			// under for ArrivalTTL from its join: a way out taken
+			// later could buy a second place with one solution (its
+			// first place gone, and forgotten). Its holder is judged
+			// afresh, as a newcomer.
+			break
 		}
 		// The way out: the hardest work, done. It joins as an arrival
 		// does, judged no more, but limited and not replayed.
 		if g.spent(room, pass.ArrivalID, v) {
-			return g.decoy(room, v, "replayed arrival")
+			return g.decoy(ctx, room, v, "replayed arrival")
 		}
 		return g.join(ctx, room, v, pass, policy, refused)
 	case Arrival:
@@ -250,17 +262,17 @@ func (g *Gate) Decide(ctx context.Context, room *Room, v Visitor) Decision {
 			case errors.Is(err, errMoreWork):
 				return g.askWork(room, pass, c, "more work to do", err, v.Now)
 			case room.Decoys() && failedSolution(err):
-				return g.decoy(room, v, "failed solution")
+				return g.decoy(ctx, room, v, "failed solution")
 			default:
 				return g.askWork(room, pass, c, "work to do", err, v.Now)
 			}
 		}
 		if why := g.hostile(room, v); why != "" {
-			return g.decoy(room, v, why)
+			return g.decoy(ctx, room, v, why)
 		}
 		if room.Decoys() && g.spent(room, pass.ArrivalID, v) {
 			// Its work (or its wait) bought one client a place.
-			return g.decoy(room, v, "replayed arrival")
+			return g.decoy(ctx, room, v, "replayed arrival")
 		}
 		return g.join(ctx, room, v, pass, policy, refused)
 	}
@@ -316,7 +328,7 @@ func (g *Gate) join(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 		return g.arriveAgain(ctx, room, v, refused, "place lost, arriving again")
 	}
 	return g.settle(room, v, pl, map[store.Outcome]string{
-		store.Waiting: "joined", store.Admitted: "joined and called"}, refused, joinedAt(pass.IssuedAt, v.Now), 0)
+		store.Waiting: "joined", store.Admitted: "joined and called"}, refused, pass.ArrivalID, joinedAt(pass.IssuedAt, v.Now), 0)
 }
 
 // poll answers a waiting ticket: from the POP's snapshot when fromSnapshot
@@ -355,7 +367,8 @@ func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 			if place, ok := fromSnapshot(room, pass.Number, pass.Epoch, pass.Shard, pass.Seen, snap, v.Now); ok {
 				place.StartAhead = max(pass.StartAhead, place.Ahead)
 				joined := joinedAt(pass.Joined, v.Now)
-				return Decision{Action: Wait, Why: "waiting, from the snapshot", Place: place, Waited: v.Now.Sub(joined), Err: refused}
+				return Decision{Action: Wait, Why: "waiting, from the snapshot", Place: place, Waited: v.Now.Sub(joined), Err: refused,
+					Challenge: wayOut(room, pass.ArrivalID, v.Bind)}
 			}
 		}
 	}
@@ -373,7 +386,7 @@ func (g *Gate) poll(ctx context.Context, room *Room, v Visitor, pass Pass, polic
 		return g.arriveAgain(ctx, room, v, refused, "place lost, joining again")
 	}
 	return g.settle(room, v, *polled, map[store.Outcome]string{
-		store.Waiting: "waiting", store.Admitted: "called"}, refused, joinedAt(pass.Joined, v.Now), pass.StartAhead)
+		store.Waiting: "waiting", store.Admitted: "called"}, refused, pass.ArrivalID, joinedAt(pass.Joined, v.Now), pass.StartAhead)
 }
 
 // seenLately reports whether the store saw a ticket lately enough (at seen)
@@ -450,11 +463,10 @@ func sessionRef(room *Room, pass Pass) store.SessionRef {
 }
 
 // arrive gives a visitor without a usable pass an arrival pass: no store
-// call, no place, until they come back with it.
+// call, no place, until they come back with it. A hostile one too: it is
+// judged at its join (Decide), so that its way into the decoy line is a
+// real newcomer's, step for step.
 func (g *Gate) arrive(ctx context.Context, room *Room, v Visitor, refused error) Decision {
-	if why := g.hostile(room, v); why != "" {
-		return g.decoy(room, v, why)
-	}
 	id, err := newID()
 	if err != nil {
 		return Decision{Action: Busy, Why: "arrival id", Err: err}
@@ -702,8 +714,9 @@ func joinedAt(since, now time.Time) time.Time {
 }
 
 // settle turns a store Place into a decision: a session when admitted, a
-// (renewed or new) ticket otherwise.
-func (g *Gate) settle(room *Room, v Visitor, pl store.Place, why map[store.Outcome]string, refused error, joined time.Time, start int64) Decision {
+// (renewed or new) ticket otherwise, which carries arrival, the arrival
+// that took it.
+func (g *Gate) settle(room *Room, v Visitor, pl store.Place, why map[store.Outcome]string, refused error, arrival string, joined time.Time, start int64) Decision {
 	var d Decision
 	if pl.Outcome == store.Closed {
 		return Decision{Action: Closed, Why: "room closed live by the operator", Err: refused}
@@ -711,7 +724,7 @@ func (g *Gate) settle(room *Room, v Visitor, pl store.Place, why map[store.Outco
 	if pl.Outcome == store.Admitted {
 		d = g.session(room, v, store.SessionRef{ID: pl.Session, Epoch: pl.Line.Epoch, Shard: pl.Shard}, false, why[pl.Outcome])
 	} else {
-		d = g.wait(room, v, pl, why[pl.Outcome], joined, start)
+		d = g.wait(room, v, pl, why[pl.Outcome], arrival, joined, start)
 	}
 	if d.Err == nil {
 		d.Err = refused
@@ -797,13 +810,15 @@ const TicketGrace = 24 * time.Hour
 // wait keeps a visitor in line with a renewed ticket pass. start is the
 // ahead count the pass carried (0: none, as for a new ticket): the place
 // at arrival, or the place now if more are ahead now (a shuffled group).
-func (g *Gate) wait(room *Room, v Visitor, pl store.Place, why string, joined time.Time, start int64) Decision {
+// The pass carries arrival, and the answer the way out a decoy's would
+// (wayOut), so that a place in the real line looks like a decoy's.
+func (g *Gate) wait(room *Room, v Visitor, pl store.Place, why, arrival string, joined time.Time, start int64) Decision {
 	ttl := seconds(room.QueueTimeout) + TicketGrace
 	place := placeOf(room, pl, v.Now)
 	place.StartAhead = max(start, place.Ahead)
-	p := Pass{Kind: Ticket, Room: room.Name, Number: pl.Ticket, Epoch: pl.Line.Epoch, Shard: pl.Shard, Bind: v.Bind, Joined: joined,
-		StartAhead: place.StartAhead, Seen: v.Now, IssuedAt: v.Now, Expires: v.Now.Add(ttl)}
-	d := Decision{Action: Wait, Why: why, Place: place}
+	p := Pass{Kind: Ticket, Room: room.Name, Number: pl.Ticket, Epoch: pl.Line.Epoch, Shard: pl.Shard, ArrivalID: arrival, Bind: v.Bind,
+		Joined: joined, StartAhead: place.StartAhead, Seen: v.Now, IssuedAt: v.Now, Expires: v.Now.Add(ttl)}
+	d := Decision{Action: Wait, Why: why, Place: place, Challenge: wayOut(room, arrival, v.Bind)}
 	return g.withPass(d, p, ttl)
 }
 

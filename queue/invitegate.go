@@ -57,7 +57,7 @@ func (g *Gate) Invited(ctx context.Context, room *Room, inv Invite, v Visitor) (
 		return Decision{}, invalid(ErrInviteSpent, "all %d uses of invite %s are taken", inv.Uses, inv.ID)
 	}
 	return g.settle(room, v, pl, map[store.Outcome]string{
-		store.Waiting: "invited", store.Admitted: "invited and called"}, nil, v.Now, 0), nil
+		store.Waiting: "invited", store.Admitted: "invited and called"}, nil, arrival, v.Now, 0), nil
 }
 
 // inviteArrival is the arrival id a visitor's use of inv joins under: the

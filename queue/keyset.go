@@ -1,6 +1,8 @@
 package queue
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -24,6 +26,23 @@ type KeySet struct {
 	// keys[0] is the current key. A slice rather than a map: there are one
 	// to three keys, and a TinyGo map lookup by string allocates.
 	keys []passjwt.Key
+	// decoys[i] signs and verifies the decoy passes of keys[i] (see
+	// decoyKey): under the same key id, so only the signature, which the
+	// client cannot check, tells a decoy's ticket from a real one.
+	decoys []passjwt.Key
+}
+
+// decoyLabel is what a room key is mixed with to derive its decoy key.
+const decoyLabel = "waitingroom decoy pass"
+
+// decoyKey derives the key decoy passes are signed with from a room key:
+// HMAC-SHA256(key, decoyLabel). Without the room key neither can be
+// computed, and a token signed under one never verifies under the other,
+// so a real ticket cannot be made a decoy's, nor a decoy's ticket real.
+func decoyKey(id string, key []byte) passjwt.Key {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(decoyLabel))
+	return passjwt.NewKey(id, m.Sum(nil))
 }
 
 // minKeyBytes is the shortest HS256 key accepted: a key shorter than the
@@ -53,6 +72,7 @@ func ParseKeySet(s string) (*KeySet, error) {
 			return nil, fmt.Errorf("%w: key %q appears twice", ErrBadKeySet, kid)
 		}
 		ks.keys = append(ks.keys, passjwt.NewKey(kid, key))
+		ks.decoys = append(ks.decoys, decoyKey(kid, key))
 	}
 	if len(ks.keys) == 0 {
 		return nil, fmt.Errorf("%w: no keys", ErrBadKeySet)

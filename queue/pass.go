@@ -81,7 +81,9 @@ const (
 	InviteKind PassKind = "invite"
 	// DecoyKind holds its holder in the room's decoy line (decoy.go): a
 	// place that looks real, held by no store, and the way out, a
-	// challenge derived from the pass as an arrival's is.
+	// challenge derived from the pass as a ticket's is. Only the server
+	// knows the kind: the token is a ticket's, with a ticket's claims,
+	// signed under the key's decoy key (decoyKey) rather than the key.
 	DecoyKind PassKind = "decoy"
 )
 
@@ -98,7 +100,9 @@ type Pass struct {
 	// SessionID names a session (sessions only).
 	SessionID string
 	// ArrivalID names an arrival (arrival and decoy passes): joining
-	// twice with the same one gets the same ticket.
+	// twice with the same one gets the same ticket. A ticket carries the
+	// arrival that took it (a decoy's, its own), from which its way out's
+	// challenge is derived (wayOut).
 	ArrivalID string
 	// Bind ties the pass to the client it was issued to (see Binding);
 	// "" when the room binds nothing.
@@ -150,6 +154,11 @@ func (ks *KeySet) Sign(p Pass) (string, error) {
 		return "", errNoKeys
 	}
 	c := claimsOf(&p)
+	if p.Kind == DecoyKind {
+		// A ticket's token under the decoy key: only Verify tells.
+		c.Kind = string(Ticket)
+		return ks.decoys[0].Sign(&c)
+	}
 	return ks.keys[0].Sign(&c)
 }
 
@@ -190,7 +199,7 @@ func (ks *KeySet) Verify(room, token string, now time.Time) (Pass, error) {
 	case p.Kind == Ticket && p.Number != 0: // below zero: the priority lane's
 	case p.Kind == Session && p.SessionID != "":
 	case p.Kind == Arrival && p.ArrivalID != "":
-	case p.Kind == DecoyKind && p.ArrivalID != "" && p.Work > 0:
+	case p.Kind == DecoyKind && p.ArrivalID != "" && p.Number != 0:
 	default:
 		return Pass{}, fmt.Errorf("%w: malformed %q pass", ErrBadPass, p.Kind)
 	}
@@ -199,7 +208,8 @@ func (ks *KeySet) Verify(room, token string, now time.Time) (Pass, error) {
 
 // verify checks token's header, signature, times and, unless room is "",
 // its room (an invite names its own: see ParseInvite), and returns what it
-// signs, of whatever kind.
+// signs, of whatever kind: a ticket signed under a decoy key is a decoy
+// pass.
 //
 // The header and signature are checked first, without allocating
 // (passjwt.SignedBy), then jwt parses and validates the whole token again:
@@ -209,6 +219,13 @@ func (ks *KeySet) verify(room, token string, now time.Time) (Pass, error) {
 		return Pass{}, errNoKeys
 	}
 	k, err := passjwt.SignedBy(ks.keys, token)
+	decoy := false
+	if err == passjwt.ErrBadSignature {
+		// The same header, perhaps the decoy key's signature.
+		if dk, derr := passjwt.SignedBy(ks.decoys, token); derr == nil {
+			k, err, decoy = dk, nil, true
+		}
+	}
 	if err != nil {
 		return Pass{}, refusal(err)
 	}
@@ -222,6 +239,15 @@ func (ks *KeySet) verify(room, token string, now time.Time) (Pass, error) {
 		ArrivalID: c.Arrival, Bind: c.Bind, Unrenewed: c.Unrenewed == 1,
 		Uses: c.Uses, To: c.To, ID: c.ID, NotBefore: c.NotBefore, StartAhead: c.StartAhead,
 		IssuedAt: c.IssuedAt, Expires: c.Expires,
+	}
+	switch {
+	case decoy && p.Kind == Ticket:
+		p.Kind = DecoyKind
+	case decoy || p.Kind == DecoyKind:
+		// A decoy key signs tickets only; a pass that names itself a
+		// decoy's is from before decoys looked like tickets, and its
+		// holder is judged afresh, as a newcomer.
+		return Pass{}, fmt.Errorf("%w: malformed %q pass", ErrBadPass, c.Kind)
 	}
 	// A shard far past any room's is no shard (and no int to truncate):
 	// Gate treats it as a place lost, as a shard the room no longer has.

@@ -167,6 +167,11 @@ func TestVerifyRefuses(t *testing.T) {
 		{"ticket a fraction", "shop", payload(`{"knd":"ticket","tkt":1.5,"aud":["shop"],` + times + `}`)},
 		{"nested too deep", "shop", payload(`{"x":` + nested(10000) + `,"knd":"session","sid":"a","aud":["shop"],` + times + `}`)},
 		{"trailing data", "shop", payload(`{"knd":"session","sid":"a","aud":["shop"],` + times + `} x`)},
+		// A pass that names itself a decoy's dates from before decoys
+		// looked like tickets; a decoy key signs tickets only.
+		{"a decoy pass of before", "shop", payload(`{"knd":"decoy","tkt":7,"arr":"a","wrk":8,"aud":["shop"],` + times + `}`)},
+		{"a decoy key's session", "shop", signRaw(decoySecret(secret), `{"alg":"HS256","kid":"new","typ":"JWT"}`, `{"knd":"session","sid":"a","aud":["shop"],`+times+`}`)},
+		{"a decoy key's ticket without an arrival", "shop", signRaw(decoySecret(secret), `{"alg":"HS256","kid":"new","typ":"JWT"}`, `{"knd":"ticket","tkt":7,"aud":["shop"],`+times+`}`)},
 	}
 	for _, tc := range tests {
 		if _, err := ks.Verify(tc.room, tc.token, now); !errors.Is(err, ErrBadPass) {
@@ -184,6 +189,13 @@ func TestVerifyRefuses(t *testing.T) {
 			t.Errorf("%.60s: %v", p, err)
 		}
 	}
+}
+
+// decoySecret is decoyKey's secret for the room key secret.
+func decoySecret(secret []byte) []byte {
+	h := hmac.New(sha256.New, secret)
+	h.Write([]byte(decoyLabel))
+	return h.Sum(nil)
 }
 
 func mustSign(t testing.TB, ks *KeySet, p Pass) string {

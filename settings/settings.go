@@ -230,7 +230,7 @@ var Room = [...]Setting{
 	// browser at the top rung, and a blink at the rungs below (package
 	// challenge). 24 would take a phone most of a minute.
 	{Name: "proof_of_work", Kind: Int, Default: 0, Min: 0, Max: 24, Ranged: true, Unit: "bits", Off: "off",
-		Doc: "The hardest proof of work a newcomer's browser does before it joins the line, asked as the line grows and of clients that join often; none while the line is calm (docs/security.md)."},
+		Doc: "The hardest proof of work a newcomer's browser does before it joins the line, asked as the line grows and of clients that join often; none while the line is calm. It also sets the room's decoy line: every waiting visitor's page does this much work once, in the background, as the decoy's way out (docs/security.md)."},
 	// At 1 the priority lane could take every admission while others
 	// wait, and the line would stall.
 	{Name: "decoy_ips", Kind: List, Doc: "Client addresses or CIDR prefixes sent to the decoy line, in a room with a proof of work (docs/security.md)."},

@@ -4,16 +4,22 @@
 // in base 36 until SHA-256(seed ":" nonce) begins with data-bits zero
 // bits, keep the nonce in the cookie data-cookie, and go on to data-next,
 // where the edge checks it with one hash and the visitor joins the line.
+// The queue page has no data-next: there the nonce (the decoy line's way
+// out, which a real place shows alike) waits in its cookie for the page's
+// next poll, and the page stays.
 // The search runs in a worker, so the page stays responsive; where no
 // worker can start it runs here, a slice at a time.
 var main = document.getElementById("wr-work");
 if (!main) return;
 var seed = main.getAttribute("data-seed") || "", bits = +main.getAttribute("data-bits") || 0;
-var next = main.getAttribute("data-next") || location.href, cookie = main.getAttribute("data-cookie") || "";
+var next = main.getAttribute("data-next"), cookie = main.getAttribute("data-cookie") || "";
 var bar = document.getElementById("wr-work-progress"), live = document.getElementById("wr-work-live");
 var expected = Math.pow(2, bits), said = 0, began = Date.now();
 if (!/^[0-9a-f]{32}$/.test(seed) || !(bits >= 1 && bits <= 24) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(cookie)) return;
 main.setAttribute("aria-busy", "true");
+// A tab keeps its solutions: the queue page shows the same challenge at
+// every load (a reload, the refresh link), and it is searched once.
+var kept = "wr-work:" + seed + ":" + bits;
 
 // solver is the search, self-contained so that a worker can run its
 // source: given a worker's scope it answers the page's message with
@@ -110,9 +116,11 @@ function progress(hashes) {
 		live.textContent = fill(main.getAttribute("data-progress"), said);
 	}
 }
-// by is where the search ran: "worker", or "page" once it runs here.
+// by is where the search ran: "worker", or "page" once it runs here;
+// "kept" when the tab had solved it already.
 var by = "worker";
 function done(nonce, hashes) {
+	try { sessionStorage.setItem(kept, nonce); } catch (x) {}
 	document.cookie = cookie + "=" + nonce + "; path=/; max-age=600; samesite=lax" + (location.protocol === "https:" ? "; secure" : "");
 	if (bar) bar.value = 100;
 	main.setAttribute("aria-busy", "false");
@@ -120,7 +128,7 @@ function done(nonce, hashes) {
 	main.setAttribute("data-ms", String(Date.now() - began));
 	main.setAttribute("data-by", by);
 	if (live) live.textContent = main.getAttribute("data-done") || "";
-	location.replace(next);
+	if (next) location.replace(next);
 }
 // here searches on the page's own thread, a slice at a time.
 function here(from) {
@@ -134,6 +142,9 @@ function here(from) {
 		setTimeout(slice, 0);
 	})();
 }
+var solved = null;
+try { solved = sessionStorage.getItem(kept); } catch (x) {}
+if (solved && /^[0-9a-z]{1,12}$/.test(solved)) { by = "kept"; return done(solved, 0); }
 var worker = null;
 try {
 	var url = URL.createObjectURL(new Blob(["(" + solver.toString() + ")(self);"], { type: "text/javascript" }));

@@ -238,7 +238,8 @@ type DistributedReport struct {
 	// StoreCalls and BotStoreCalls are every store call and the bots'.
 	StoreCalls, BotStoreCalls int
 	// DecoyStoreCalls are the store calls made by requests answered
-	// with the decoy: none, by the decoy line's contract.
+	// with the decoy: at most one each, where a real place's join or
+	// poll would make one, so that a decoy takes as long.
 	DecoyStoreCalls int
 	Elapsed         time.Duration
 

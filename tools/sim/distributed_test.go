@@ -136,8 +136,8 @@ func TestDistributedBotsPayForTheirWork(t *testing.T) {
 // TestDistributedBotsDecoyedHoldNoPlaces flags every bot request as a bad
 // bot, in a room with a decoy line, and gives the bots too little CPU to
 // do the decoy's way out within the event: they are all decoyed, with no
-// store call and no ticket, and the visitors fare exactly as without
-// them.
+// ticket and at most a real place's store call a request, and the
+// visitors fare exactly as without them.
 func TestDistributedBotsDecoyedHoldNoPlaces(t *testing.T) {
 	cfg := smallDistributed(Defences[3])
 	alone := cfg
@@ -148,8 +148,13 @@ func TestDistributedBotsDecoyedHoldNoPlaces(t *testing.T) {
 	if r.BotTries == 0 || r.BotDecoyed != r.BotTries {
 		t.Errorf("%d bot tries, %d decoyed: every one should be", r.BotTries, r.BotDecoyed)
 	}
-	if r.BotTickets != 0 || r.BotStoreCalls != 0 || r.DecoyStoreCalls != 0 {
-		t.Errorf("decoyed bots took %d tickets with %d store calls (%d by decoyed requests), want none", r.BotTickets, r.BotStoreCalls, r.DecoyStoreCalls)
+	decoyed := 0
+	for _, n := range r.Decoyed {
+		decoyed += n
+	}
+	if r.BotTickets != 0 || r.DecoyStoreCalls > decoyed {
+		t.Errorf("decoyed bots took %d tickets, with %d store calls by %d decoyed requests; want none, and at most one call each",
+			r.BotTickets, r.DecoyStoreCalls, decoyed)
 	}
 	type fate struct {
 		admitted, walkedIn int

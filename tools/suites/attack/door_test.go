@@ -68,18 +68,25 @@ func TestTheDoorThroughTheWasm(t *testing.T) {
 
 	t.Run("a solution buys one place", func(t *testing.T) {
 		for _, tc := range []struct {
-			name string
-			ip   string
-			want string // what the same pass and solution get once the place is gone
+			name  string
+			ip    string
+			decoy bool
+			want  string // what the same pass and solution get once the place is gone
 		}{
-			{"an arrival pass", clientIP(0, 22, 1), "work"},
-			{"the decoy's way out", clientIP(0, 7, 22), "waiting"},
+			{"an arrival pass", clientIP(0, 22, 1), false, "work"},
+			{"the decoy's way out", clientIP(0, 7, 22), true, "work"},
 		} {
 			e := start(t, shop(doorRoom), nil)
 			v := &visitor{e: e, ip: tc.ip}
 			_, w := v.ask(t)
 			if w.Challenge == nil {
 				t.Fatalf("%s: %+v, want a challenge", tc.name, w)
+			}
+			if tc.decoy {
+				// Judged at its join: the decoy's place, and its way out.
+				if _, w = v.ask(t, edge.WorkHeader, solve(t, w)); w.Status != "waiting" || w.Challenge == nil {
+					t.Fatalf("%s: %+v, want the decoy's place and its way out", tc.name, w)
+				}
 			}
 			nonce, pass := solve(t, w), v.cookies["wr_shop"]
 			if a := v.get("/", edge.WorkHeader, nonce); !a.atOrigin() {

@@ -28,7 +28,7 @@ type workAnswer struct {
 // TestProofOfWorkThroughTheWasm: an app (its pass in PassHeader) is
 // answered with the challenge, 202, at no store call; a missing solution
 // is answered with the same challenge again, and a wrong one with the
-// decoy line, logged, at no store call; the solution in WorkHeader joins
+// decoy line, logged, at a join's store call; the solution in WorkHeader joins
 // the line (one call). The rung rises with the client's joins. A browser without JSON gets the work
 // page, whose cookie carries the solution as the header does.
 func TestProofOfWorkThroughTheWasm(t *testing.T) {
@@ -74,8 +74,11 @@ func TestProofOfWorkThroughTheWasm(t *testing.T) {
 				t.Errorf("newcomer %d offering %q: %d %.200q, want the decoy's place and the top rung's work", i, bad, a.status, a.body)
 			}
 		}
-		if n := e.restCalls(); n != 0 {
-			t.Errorf("newcomer %d: %d store calls for unsolved joins, want none", i, n)
+		// Each decoyed join asks the store once, as a real join does
+		// (a decoy takes as long); the first join's pricing may fill
+		// the POP's snapshot.
+		if n := e.restCalls(); n < 2 || n > 3 {
+			t.Errorf("newcomer %d: %d store calls for two unsolved joins, want one each (and a snapshot's fill)", i, n)
 		}
 		// The arrival pass still joins with its solution: the decoy
 		// holds only a client that keeps the decoy's pass.

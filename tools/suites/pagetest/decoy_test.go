@@ -1,9 +1,8 @@
 package pagetest
 
 import (
+	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/chromedp/cdproto/fetch"
@@ -13,10 +12,11 @@ import (
 )
 
 // TestDecoyPage: a browser the operator's rule sends to the decoy line
-// meets the room's queue page, accessible (axe-core, desktop and 320 px)
-// while its script does the way out's work; left alone, the page does the
-// room's top rung and takes the visitor into the real line, where they
-// hold one of its first tickets.
+// comes as any newcomer does (the work page, then its join, where it is
+// judged) and meets the room's queue page, accessible (axe-core, desktop
+// and 320 px) while its script does the way out's work; left alone, the
+// page does the room's top rung and its next poll takes the visitor into
+// the real line, where they hold one of its first tickets.
 func TestDecoyPage(t *testing.T) {
 	headless.Chromium(t, suite)
 	axe := axeSource(t)
@@ -30,23 +30,30 @@ func TestDecoyPage(t *testing.T) {
 			return {Main: m ? m.id : "", Seed: w ? w.dataset.seed : "", Bits: w ? w.dataset.bits : "", Ticket: t ? t.textContent : ""};
 		})()`)
 	}
+	// ticketIs is a script that reports whether the tab shows the queue
+	// page with a ticket in [lo, hi]: a decoy's are past 600.
+	ticketIs := func(lo, hi int) string {
+		return fmt.Sprintf(`(() => {
+			const t = document.getElementById("wr-ticket"), n = t ? +t.textContent.replace(/[^0-9]/g, "") : 0;
+			return !!document.querySelector("main#wr-queue") && n >= %d && n <= %d;
+		})()`, lo, hi)
+	}
 
 	t.Run("accessible while it works", func(t *testing.T) {
-		// The page's way out (a navigation to itself) is answered 204
-		// in the browser, so the decoy's page stays to be read.
+		// The page's polls are answered 503 in the browser (a failed
+		// poll is tried again later), so the decoy's page stays to be
+		// read, its way out never sent.
 		tab := br.Tab(t, map[string]string{"Accept-Language": "en-GB,en;q=0.9"})
-		loaded := false
 		if err := chromedp.Listen(tab.Ctx, func(ev any) {
 			e, ok := ev.(*fetch.EventRequestPaused)
 			if !ok {
 				return
 			}
-			if e.ResourceType != network.ResourceTypeDocument || !loaded {
-				loaded = loaded || e.ResourceType == network.ResourceTypeDocument
+			if e.ResourceType != network.ResourceTypeFetch {
 				go chromedp.Call(tab.Ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: e.RequestID})
 				return
 			}
-			go chromedp.Call(tab.Ctx, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: e.RequestID, ResponseCode: http.StatusNoContent})
+			go chromedp.Call(tab.Ctx, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: e.RequestID, ResponseCode: http.StatusServiceUnavailable})
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -54,9 +61,10 @@ func TestDecoyPage(t *testing.T) {
 			t.Fatal(err)
 		}
 		if status := open(tab, st.HostURL+"/lure/item"); status != http.StatusOK {
-			t.Fatalf("the decoy's page answered %d, want 200", status)
+			t.Fatalf("the work page answered %d, want 200", status)
 		}
-		if got := read(tab); got.Main != "wr-queue" || len(got.Seed) != 32 || got.Bits != "16" {
+		headless.Until(tab, "the decoy's queue page, after the door's work", ticketIs(600, 1<<30), searchWithin)
+		if got := read(tab); len(got.Seed) != 32 || got.Bits != "16" {
 			t.Errorf("the decoy's page: %+v, want the queue page with the top rung's work", got)
 		}
 		readable(t, tab, axe, "the decoy's page")
@@ -65,17 +73,15 @@ func TestDecoyPage(t *testing.T) {
 	t.Run("the way out", func(t *testing.T) {
 		tab := br.Tab(t, map[string]string{"Accept-Language": "en-GB,en;q=0.9"})
 		open(tab, st.HostURL+"/lure/item")
-		headless.Until(tab, "the real line's queue page", `(() => {
-			const w = document.getElementById("wr-work");
-			return !!document.querySelector("main#wr-queue") && !!w && w.dataset.seed === "";
-		})()`, searchWithin)
 		// The real line's tickets are the first few (the tab above may
-		// have joined with its work too: its page's polls carry the
-		// cookie); a decoy's are past 600.
-		got := read(tab)
-		if n, err := strconv.Atoi(strings.TrimPrefix(got.Ticket, "#")); err != nil || n < 1 || n > 2 {
-			t.Errorf("after the way out: %+v, want one of the real line's first two tickets", got)
-		}
+		// have joined with its work too: the tabs share the cookies).
+		headless.Until(tab, "the real line's queue page", ticketIs(1, 2), searchWithin)
+		// A real place shows a way out too (a decoy's looks the same):
+		// its page searches it once, and a reload keeps the solution.
+		solvedBy := `(document.getElementById("wr-work").dataset.by || "")`
+		headless.Until(tab, "the real place's way out, searched", solvedBy+` !== ""`, searchWithin)
+		headless.Eval[bool](tab, "reloading the page", `setTimeout(() => location.reload(), 0), true`)
+		headless.Until(tab, "the reloaded page's way out, kept", solvedBy+` === "kept"`, within)
 		checkProblems(t, tab)
 	})
 }

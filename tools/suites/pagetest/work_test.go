@@ -22,7 +22,7 @@ import (
 // the page leave, before the page has finished loading.
 const noteWork = `new MutationObserver(() => {
 	const w = document.getElementById("wr-work");
-	if (!w || !w.dataset.seed) return; // the queue page's, dormant
+	if (!w || w.tagName !== "MAIN") return; // the queue page's way out, not the door's work
 	sessionStorage.setItem("wr-bits", w.dataset.bits || "");
 	if (w.dataset.ms) {
 		sessionStorage.setItem("wr-ms", w.dataset.ms);
