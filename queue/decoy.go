@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/edgequeue/waitingroom/challenge"
+	"github.com/edgequeue/waitingroom/store"
 )
 
 // DecoyTTL is how long a decoy pass lasts from its first issue (its
@@ -85,7 +86,7 @@ func (g *Gate) spent(room *Room, arrival string, v Visitor) bool {
 // The pass is a ticket's, claim for claim (wait), told apart only by the
 // key that signs it (KeySet.Sign). Where a real newcomer's join asks the
 // store, so does the decoy: its answer takes as long as a join's, and the
-// line it reads (Stats) gives the decoy's place the real line's epoch and
+// line it reads (decoyRead) gives the decoy's place the real line's epoch and
 // back. Without it (the store did not answer), the POP's snapshot does,
 // else the start of the day stands for the epoch: a guess, which a client
 // holding a real ticket of the room could compare.
@@ -96,7 +97,7 @@ func (g *Gate) decoy(ctx context.Context, room *Room, v Visitor, why string) Dec
 	}
 	admitted, ahead := decoyStart(id)
 	epoch := v.Now.UTC().Truncate(24 * time.Hour).UnixMilli()
-	line, err := g.Store.Stats(ctx, room.Name, room.Policy(v.Now), v.Now)
+	line, err := g.decoyRead(ctx, room, v.Now)
 	if err != nil && g.Snapshots != nil && room.SnapshotTTL() > 0 {
 		var snap Snapshot
 		if snap, err = g.Snapshots.Peek(room, 0); err == nil {
@@ -117,15 +118,27 @@ func (g *Gate) decoy(ctx context.Context, room *Room, v Visitor, why string) Dec
 
 // decoyed is the decoy pass p's answer to v, to a poll: where a real
 // ticket's poll would ask the store (maySnapshot says no), the decoy's
-// asks it too (Stats, whose answer it has no use for: the call is for its
+// asks it too (decoyRead, whose answer it has no use for: the call is for its
 // time), so that the two take as long.
 func (g *Gate) decoyed(ctx context.Context, room *Room, v Visitor, p Pass, why string) Decision {
 	if !maySnapshot(room, p.Number, p.Seen, v.Now) {
-		if _, err := g.Store.Stats(ctx, room.Name, room.Policy(v.Now), v.Now); err != nil && g.Logf != nil {
+		if _, err := g.decoyRead(ctx, room, v.Now); err != nil && g.Logf != nil {
 			g.Logf("room %s: a decoy's poll did not reach the store (it is answered all the same): %v", room.Name, err)
 		}
 	}
 	return g.answerDecoy(room, v, p, why)
+}
+
+// decoyRead is the store call a decoy makes where a real place's would be
+// made: one read of the line its pass is in, shard 0's (a sharded room's
+// through ShardStats, one call as a real place's is, not the K of the
+// room's sum; the sum where the store cannot read one shard).
+func (g *Gate) decoyRead(ctx context.Context, room *Room, now time.Time) (store.Line, error) {
+	read := g.shardZero(room)
+	if read == nil {
+		read = g.Store.Stats
+	}
+	return read(ctx, room.Name, room.Policy(now), now)
 }
 
 // answerDecoy is the decoy pass p's answer to v: its place and way out,

@@ -247,3 +247,16 @@ func TestTheWayOutHoldsWhileTheArrivalIsRemembered(t *testing.T) {
 		})
 	}
 }
+
+// TestAShardedRoomsDecoyReadsOneShard: in a sharded room the decoy's one
+// store call reads one shard's line (the one its pass is in), as a real
+// place's one call does, not the room's sum, a call to every shard.
+func TestAShardedRoomsDecoyReadsOneShard(t *testing.T) {
+	ks, _ := ParseKeySet("new:" + key2)
+	room := snapRoom(t, `,"proof_of_work":8,"snapshot_ttl":0,"shards":4`)
+	st := &oneShardStore{lineStore: &lineStore{stats: &store.Line{Epoch: 7, Issued: 900, Admitted: 100}}}
+	d := hostileJoin(t, &Gate{Store: st, Keys: ks}, room, "bad bot")
+	if d.Action != Decoy || d.Place.Ahead < 800 || fmt.Sprint(st.read) != "[0]" || st.statsCalls != 1 {
+		t.Errorf("%v (%s) %+v: shards read %v in %d calls; want a decoy behind shard 0's line, read once", d.Action, d.Why, d.Place, st.read, st.statsCalls)
+	}
+}

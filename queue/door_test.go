@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -130,6 +131,58 @@ func TestUnknownPressureIsLearned(t *testing.T) {
 			}
 			if st.statsCalls != tc.calls || logs != tc.logs {
 				t.Errorf("%d store calls and %d log lines for the arrivals, want %d and %d", st.statsCalls, logs, tc.calls, tc.logs)
+			}
+		})
+	}
+}
+
+// oneShardStore is a lineStore that reads one shard alone (ShardStats), and
+// records which.
+type oneShardStore struct {
+	*lineStore
+	read []int
+}
+
+func (s *oneShardStore) ShardStats(ctx context.Context, room string, p store.Policy, i int, now time.Time) (store.Line, error) {
+	s.read = append(s.read, i)
+	return s.lineStore.Stats(ctx, room, p, now)
+}
+
+// TestUnknownPressureIsLearnedShardByShard (issue 34, defect 3): a sharded
+// room's POP with no fresh snapshot learns the pressure from shard 0's
+// line alone (a shard's snapshot holds a shard's line, not the room's
+// sum), so a calm sharded room asks no work either; a store that cannot
+// read one shard leaves it unknown (the base rung), unlogged, until a
+// join fills the snapshot.
+func TestUnknownPressureIsLearnedShardByShard(t *testing.T) {
+	ks, _ := ParseKeySet("new:" + key2)
+	room := snapRoom(t, `,"proof_of_work":18,"snapshot_ttl":2,"shards":4`)
+	empty := store.Line{Epoch: 7}
+	for _, tc := range []struct {
+		name   string
+		st     store.Store
+		bits   int
+		shards []int
+	}{
+		{"a store that reads shard 0: no work", &oneShardStore{lineStore: &lineStore{stats: &empty}}, 0, []int{0}},
+		{"a store that cannot: the base rung", &lineStore{stats: &empty}, 12, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logs := 0
+			g := &Gate{Store: tc.st, Keys: ks, Snapshots: &memSnapshots{}, Logf: func(string, ...any) { logs++ }}
+			for i := 0; i < 3; i++ {
+				d := g.Decide(context.Background(), room, Visitor{Now: now})
+				p, err := ks.Verify("shop", d.Pass, now)
+				if err != nil || p.Work != tc.bits {
+					t.Fatalf("arrival %d: %v (%s) asking %d bits (%v), want %d", i, d.Action, d.Why, p.Work, err, tc.bits)
+				}
+			}
+			var read []int
+			if ss, ok := tc.st.(*oneShardStore); ok {
+				read = ss.read
+			}
+			if fmt.Sprint(read) != fmt.Sprint(tc.shards) || logs != 0 {
+				t.Errorf("shards read %v, %d log lines; want %v, none", read, logs, tc.shards)
 			}
 		})
 	}

@@ -621,13 +621,22 @@ func (g *Gate) askWork(room *Room, pass Pass, c challenge.Challenge, why string,
 	return g.withPass(d, pass, pass.Expires.Sub(now))
 }
 
+// ShardStats is a store that reads one shard of a sharded room alone
+// (store/shard's Store): a POP fills its snapshot of shard 0 with it, to
+// learn the pressure the door's work is priced from. The room's Stats, a
+// sum of its shards, is not a shard's line.
+type ShardStats interface {
+	ShardStats(ctx context.Context, room string, p store.Policy, i int, now time.Time) (store.Line, error)
+}
+
 // ladderBits is the rung of room's ladder in force for v: from the
 // pressure on the line in the POP's snapshot (shard 0's: a room's shards
 // share their load alike) and from the client's joins in the last minute.
-// A POP with no fresh snapshot of a room of one shard fills it (one store
-// call per POP per snapshot, as a poll does): an unknown pressure is
-// learned, not charged to visitors. Only a fault in reading either (a
-// failed fill among them) is logged, and reads as unknown or no joins.
+// A POP with no fresh snapshot fills it (one store call per POP per
+// snapshot, as a poll does; a sharded room's through ShardStats): an
+// unknown pressure is learned, not charged to visitors. Only a fault in
+// reading either (a failed fill among them) is logged, and reads as
+// unknown or no joins.
 func (g *Gate) ladderBits(ctx context.Context, room *Room, v Visitor) int {
 	l := challenge.Ladder{Top: room.ProofOfWork}
 	if l.Top <= 0 {
@@ -637,12 +646,10 @@ func (g *Gate) ladderBits(ctx context.Context, room *Room, v Visitor) int {
 	if g.Snapshots != nil && room.SnapshotTTL() > 0 {
 		snap, err := g.Snapshots.Peek(room, 0)
 		fresh := err == nil && snap.At.After(v.Now.Add(-2*room.SnapshotTTL()))
-		if !fresh && (err == nil || errors.Is(err, ErrNoSnapshot)) && room.shards() == 1 {
-			// A sharded room's snapshot of shard 0 is that
-			// shard's line, which Stats (the room's sum) cannot
-			// fill: its joins fill it (join).
+		stats := g.shardZero(room)
+		if !fresh && (err == nil || errors.Is(err, ErrNoSnapshot)) && stats != nil {
 			snap, err = g.Snapshots.Get(room, 0, v.Now, func() (Snapshot, error) {
-				l, err := g.Store.Stats(ctx, room.Name, room.Policy(v.Now), v.Now)
+				l, err := stats(ctx, room.Name, room.Policy(v.Now), v.Now)
 				return Snapshot{Line: l, At: v.Now}, err
 			})
 			fresh = err == nil
@@ -650,7 +657,7 @@ func (g *Gate) ladderBits(ctx context.Context, room *Room, v Visitor) int {
 		switch {
 		case fresh:
 			pressure = linePressure(snap)
-		case err != nil && (room.shards() == 1 || !errors.Is(err, ErrNoSnapshot)) && g.Logf != nil:
+		case err != nil && (stats != nil || !errors.Is(err, ErrNoSnapshot)) && g.Logf != nil:
 			g.Logf("room %s: snapshot not read for the proof of work: %v", room.Name, err)
 		}
 	}
@@ -665,6 +672,24 @@ func (g *Gate) ladderBits(ctx context.Context, room *Room, v Visitor) int {
 		}
 	}
 	return l.Bits(pressure, joins)
+}
+
+// shardZero is how the gate reads the line of room's shard 0, the one its
+// snapshot prices from: the room's Stats when it has one shard, the
+// store's ShardStats when it has more; nil when the store cannot read one
+// shard alone (the pressure is then unknown until a join fills the
+// snapshot).
+func (g *Gate) shardZero(room *Room) func(context.Context, string, store.Policy, time.Time) (store.Line, error) {
+	if room.shards() == 1 {
+		return g.Store.Stats
+	}
+	ss, ok := g.Store.(ShardStats)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, name string, p store.Policy, now time.Time) (store.Line, error) {
+		return ss.ShardStats(ctx, name, p, 0, now)
+	}
 }
 
 // linePressure is how many minutes the regular line in snap takes to be

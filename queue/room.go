@@ -419,7 +419,6 @@ func (r *Room) Policy(now time.Time) store.Policy {
 		ClaimWindow:  seconds(r.ClaimWindow),
 		SessionTTL:   seconds(r.InactivityTimeout),
 		QueueTimeout: seconds(r.QueueTimeout),
-		Refresh:      seconds(r.RefreshSeconds),
 		CatchUp:      seconds(r.RefreshSeconds),
 		Heartbeat:    r.Heartbeat(),
 		Event:        r.storeEvent(),

@@ -141,58 +141,57 @@ local A = {
   claim_ms = ARGV[6], -- how long a call is held for its ticket
   session_ms = ARGV[7], -- how long a session lives unrenewed
   queue_ms = ARGV[8], -- how long a waiting ticket keeps its place unpolled
-  refresh_ms = ARGV[9], -- the longest a waiting visitor goes between polls
-  window_ms = ARGV[10], -- the random-order window; 0 = first come, first served
-  catchup_ms = ARGV[11], -- rate a call may make up for beyond the burst after a quiet spell
-  heartbeat_ms = ARGV[12], -- how long a session pass admits without asking
-  share = ARGV[13], -- the priority lane's largest share of admissions, 0 to 1
-  mode = ARGV[14], -- the configured mode: fifo, random, passthrough or reject
-  random_key = ARGV[15], -- the key of a new line's random order (a line keeps its own)
-  ev_name = ARGV[16], -- the room's scheduled event, '' for none
-  ev_pq = ARGV[17], -- its pre-queue start, ms
-  ev_start = ARGV[18], -- its start (the draw), ms
-  ev_end = ARGV[19], -- its end, ms
-  ev_key = ARGV[20], -- the draw key of the event as scheduled (name, pre-queue start, start)
-  refused = ARGV[21], -- the request's pass was refused (counted in the history)
-  shard = ARGV[22], -- which of the room's shards this line is, from 0
-  shards = ARGV[23], -- how many shards the room runs as: each takes its share of rate, burst and capacity; 1 = unsharded
-  failed_at = ARGV[24], -- ms: the latest store failure the caller observed (its POP's, or the holder's failed renewal); 0 = none
+  window_ms = ARGV[9], -- the random-order window; 0 = first come, first served
+  catchup_ms = ARGV[10], -- rate a call may make up for beyond the burst after a quiet spell
+  heartbeat_ms = ARGV[11], -- how long a session pass admits without asking
+  share = ARGV[12], -- the priority lane's largest share of admissions, 0 to 1
+  mode = ARGV[13], -- the configured mode: fifo, random, passthrough or reject
+  random_key = ARGV[14], -- the key of a new line's random order (a line keeps its own)
+  ev_name = ARGV[15], -- the room's scheduled event, '' for none
+  ev_pq = ARGV[16], -- its pre-queue start, ms
+  ev_start = ARGV[17], -- its start (the draw), ms
+  ev_end = ARGV[18], -- its end, ms
+  ev_key = ARGV[19], -- the draw key of the event as scheduled (name, pre-queue start, start)
+  refused = ARGV[20], -- the request's pass was refused (counted in the history)
+  shard = ARGV[21], -- which of the room's shards this line is, from 0
+  shards = ARGV[22], -- how many shards the room runs as: each takes its share of rate, burst and capacity; 1 = unsharded
+  failed_at = ARGV[23], -- ms: the latest store failure the caller observed (its POP's, or the holder's failed renewal); 0 = none
 }
 local want
 if A.op == 'join' then
-  A.arrival = ARGV[25] -- the arrival pass's id: one ticket per arrival
-  want = 25
-elseif A.op == 'vip' then
-  A.arrival = ARGV[25] -- the arrival pass's id: one ticket per arrival
-  A.invite = ARGV[26] -- the invite's id: its uses are counted under it
-  A.uses = ARGV[27] -- how many tickets the invite may hand out
-  A.invite_until = ARGV[28] -- ms: until when its count is kept
-  want = 28
-elseif A.op == 'poll' or A.op == 'renew' then
-  A.ticket = ARGV[25] -- the ticket (negative: the priority lane's) or session's ticket
-  A.epoch = ARGV[26] -- the line the ticket or session belongs to
-  want = 26
-elseif A.op == 'end' then
-  A.ticket = ARGV[25] -- the ticket (negative: the priority lane's) or session's ticket
-  A.epoch = ARGV[26] -- the line the ticket or session belongs to
-  A.usable_until = ARGV[27] -- ms: until when the ending pass admits without asking
-  want = 27
-elseif A.op == 'admit' then
-  A.n = ARGV[25] -- how many to call at once, beyond rate and capacity
-  A.audit = ARGV[26] -- the operator action's audit entry, a JSON object less its states and closing brace; '' for none
-  want = 26
-elseif A.op == 'pause' or A.op == 'resume' or A.op == 'queue_all' or A.op == 'clear' or A.op == 'reset' then
-  A.audit = ARGV[25] -- the operator action's audit entry, a JSON object less its states and closing brace; '' for none
-  want = 25
-elseif A.op == 'limits' then
-  A.audit = ARGV[25] -- the operator action's audit entry, a JSON object less its states and closing brace; '' for none
-  A.set_rate = ARGV[26] -- the live rate to set, '' to keep
-  A.set_burst = ARGV[27] -- the live burst to set, '' to keep
-  A.set_cap = ARGV[28] -- the live capacity to set, '' to keep
-  A.set_mode = ARGV[29] -- the live mode to set, '' to keep
-  want = 29
-elseif A.op == 'stats' then
+  A.arrival = ARGV[24] -- the arrival pass's id: one ticket per arrival
   want = 24
+elseif A.op == 'vip' then
+  A.arrival = ARGV[24] -- the arrival pass's id: one ticket per arrival
+  A.invite = ARGV[25] -- the invite's id: its uses are counted under it
+  A.uses = ARGV[26] -- how many tickets the invite may hand out
+  A.invite_until = ARGV[27] -- ms: until when its count is kept
+  want = 27
+elseif A.op == 'poll' or A.op == 'renew' then
+  A.ticket = ARGV[24] -- the ticket (negative: the priority lane's) or session's ticket
+  A.epoch = ARGV[25] -- the line the ticket or session belongs to
+  want = 25
+elseif A.op == 'end' then
+  A.ticket = ARGV[24] -- the ticket (negative: the priority lane's) or session's ticket
+  A.epoch = ARGV[25] -- the line the ticket or session belongs to
+  A.usable_until = ARGV[26] -- ms: until when the ending pass admits without asking
+  want = 26
+elseif A.op == 'admit' then
+  A.n = ARGV[24] -- how many to call at once, beyond rate and capacity
+  A.audit = ARGV[25] -- the operator action's audit entry, a JSON object less its states and closing brace; '' for none
+  want = 25
+elseif A.op == 'pause' or A.op == 'resume' or A.op == 'queue_all' or A.op == 'clear' or A.op == 'reset' then
+  A.audit = ARGV[24] -- the operator action's audit entry, a JSON object less its states and closing brace; '' for none
+  want = 24
+elseif A.op == 'limits' then
+  A.audit = ARGV[24] -- the operator action's audit entry, a JSON object less its states and closing brace; '' for none
+  A.set_rate = ARGV[25] -- the live rate to set, '' to keep
+  A.set_burst = ARGV[26] -- the live burst to set, '' to keep
+  A.set_cap = ARGV[27] -- the live capacity to set, '' to keep
+  A.set_mode = ARGV[28] -- the live mode to set, '' to keep
+  want = 28
+elseif A.op == 'stats' then
+  want = 23
 end
 local REPLY = {
   epoch = 1, -- the line's epoch
@@ -329,7 +328,6 @@ local capacity = number('capacity', 0, 1e9, true)
 local claim_ms = number('claim_ms', 0, MAX_INT, true)
 local session_ms = number('session_ms', 0, MAX_INT, true)
 local queue_ms = number('queue_ms', 0, MAX_INT, true)
-local refresh_ms = number('refresh_ms', 0, MAX_INT, true)
 local window_ms = number('window_ms', 0, MAX_INT, true)
 local catchup_ms = number('catchup_ms', 0, MAX_INT, true)
 local heartbeat_ms = number('heartbeat_ms', 0, MAX_INT, true)
@@ -379,7 +377,7 @@ do
     return redis.error_reply('ERR line: want 1 to 1024 shards and a shard below them')
   end
 end
-if not (now and rate and burst and capacity and claim_ms and session_ms and queue_ms and refresh_ms and t_arg
+if not (now and rate and burst and capacity and claim_ms and session_ms and queue_ms and t_arg
     and ticket_epoch and window_ms and catchup_ms and usable_until and heartbeat_ms and share and failed_at
     and admit_n and invite_uses and invite_until and ev_pq and ev_start and ev_end) then
   return redis.error_reply('ERR line: bad arguments')

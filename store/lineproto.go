@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "33db30a85fc879d431519a40c71a84991ca86eae"
+const lineScriptSHA = "4f224d9434666cd490e8b216ea07036277b817f5"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.
@@ -30,8 +30,6 @@ type lineArgs struct {
 	SessionMS int64
 	// QueueMS is how long a waiting ticket keeps its place unpolled.
 	QueueMS int64
-	// RefreshMS is the longest a waiting visitor goes between polls.
-	RefreshMS int64
 	// WindowMS is the random-order window; 0 = first come, first served.
 	WindowMS int64
 	// CatchUpMS is rate a call may make up for beyond the burst after a quiet spell.
@@ -101,7 +99,6 @@ func (a *lineArgs) argv(dst []string) (_ []string, ok bool) {
 		strconv.FormatInt(a.ClaimMS, 10),
 		strconv.FormatInt(a.SessionMS, 10),
 		strconv.FormatInt(a.QueueMS, 10),
-		strconv.FormatInt(a.RefreshMS, 10),
 		strconv.FormatInt(a.WindowMS, 10),
 		strconv.FormatInt(a.CatchUpMS, 10),
 		strconv.FormatInt(a.HeartbeatMS, 10),

@@ -89,11 +89,6 @@ type Policy struct {
 	// QueueTimeout is how long a waiting visitor keeps their place without
 	// polling.
 	QueueTimeout time.Duration
-	// Refresh is how often a waiting visitor's page is asked to poll.
-	// Line time does not rely on it: pages poll slower than asked (a
-	// background tab), so a silence of any length counts in full unless
-	// the edge saw the store fail (FailedAt, SessionRef.FailedAt).
-	Refresh time.Duration
 	// RandomWindow, when set, calls visitors who arrived within the same
 	// window of this length in a random order; 0 is first come, first served.
 	RandomWindow time.Duration

@@ -356,7 +356,7 @@ func (u *Upstash) run(ctx context.Context, room string, p Policy, a lineArgs, no
 	a.Now = unixMS(now)
 	a.Rate, a.Burst, a.Capacity = p.PerMinute, int64(p.Burst), int64(p.Capacity)
 	a.ClaimMS, a.SessionMS, a.QueueMS = p.ClaimWindow.Milliseconds(), p.SessionTTL.Milliseconds(), p.QueueTimeout.Milliseconds()
-	a.RefreshMS, a.WindowMS, a.CatchUpMS = p.Refresh.Milliseconds(), p.RandomWindow.Milliseconds(), p.CatchUp.Milliseconds()
+	a.WindowMS, a.CatchUpMS = p.RandomWindow.Milliseconds(), p.CatchUp.Milliseconds()
 	a.HeartbeatMS, a.Share = p.Heartbeat.Milliseconds(), min(max(p.PriorityShare, 0), 1)
 	a.RandomKey, a.Refused = u.RandomKey, refused(ctx)
 	a.Shard, a.Shards = int64(p.Shard), int64(max(p.Shards, 1))

@@ -61,7 +61,7 @@ func TestUpstashProtocol(t *testing.T) {
 			tr := &replay{answers: tc.answers, err: tc.err}
 			u := &Upstash{URL: "https://db.test/", Token: "tok", Transport: tr}
 			p := Policy{PerMinute: 60, Burst: 2, Capacity: 9, ClaimWindow: 30 * time.Second, SessionTTL: time.Minute, QueueTimeout: 15 * time.Minute,
-				Refresh: 10 * time.Second, CatchUp: 20 * time.Second, FailedAt: time.UnixMilli(1699999990000)}
+				CatchUp: 20 * time.Second, FailedAt: time.UnixMilli(1699999990000)}
 			pl, err := u.Join(context.Background(), "shop", p, Arrival{ID: "arrival"}, time.UnixMilli(1700000000123))
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 				t.Fatalf("error %v, want %v", err, tc.wantErr)
@@ -77,14 +77,14 @@ func TestUpstashProtocol(t *testing.T) {
 					t.Fatalf("command %d is %s, want %s", i, c[0], tc.wantCmds[i])
 				}
 				// The keys; the header (op, now, rate, burst, capacity, claim,
-				// session, queue, refresh, window, catch-up, heartbeat, share,
+				// session, queue, window, catch-up, heartbeat, share,
 				// mode, random key, event name, pre-queue, start, end, draw
 				// key, refused, shard, shards, failed at); join's tail (the
 				// arrival).
 				want := []string{"11", "wr:{shop}:line", "wr:{shop}:sessions", "wr:{shop}:called", "wr:{shop}:waiting",
 					"wr:{shop}:arrivals", "wr:{shop}:ended", "wr:{shop}:windows", "wr:{shop}:invites", "wr:{shop}:history", "wr:{shop}:audit",
 					"wr:{shop}:events",
-					"join", "1700000000123", "60", "2", "9", "30000", "60000", "900000", "10000", "0", "20000", "0", "0",
+					"join", "1700000000123", "60", "2", "9", "30000", "60000", "900000", "0", "20000", "0", "0",
 					"fifo", "", "", "0", "0", "0", "", "0", "0", "1", "1699999990000",
 					"arrival"}
 				if len(c) != 2+len(want) {
@@ -217,14 +217,14 @@ func TestSessionArguments(t *testing.T) {
 				t.Fatal(err)
 			}
 			// EVALSHA sha 11 keys... the header (op first, failed_at
-			// last, 24 in all), then the tail: ticket, epoch, and
+			// last, 23 in all), then the tail: ticket, epoch, and
 			// usable_until (end).
 			for i, want := range [][]string{{"renew", tc.failed, tc.ticket, tc.epoch}, {"end", tc.failed, tc.ticket, tc.epoch, tc.until}} {
 				c := tr.sent[i]
-				if n := 3 + 11 + 24 + len(want) - 2; len(c) != n {
+				if n := 3 + 11 + 23 + len(want) - 2; len(c) != n {
 					t.Fatalf("%s sent %d values, want %d", want[0], len(c), n)
 				}
-				got := append([]string{c[14]}, c[37:]...)
+				got := append([]string{c[14]}, c[36:]...)
 				if strings.Join(got, " ") != strings.Join(want, " ") {
 					t.Errorf("%s sent op, failed_at and its tail %q, want %q", want[0], got, want)
 				}

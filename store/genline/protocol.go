@@ -35,7 +35,6 @@ var header = []arg{
 	{"claim_ms", "ClaimMS", whole, "how long a call is held for its ticket"},
 	{"session_ms", "SessionMS", whole, "how long a session lives unrenewed"},
 	{"queue_ms", "QueueMS", whole, "how long a waiting ticket keeps its place unpolled"},
-	{"refresh_ms", "RefreshMS", whole, "the longest a waiting visitor goes between polls"},
 	{"window_ms", "WindowMS", whole, "the random-order window; 0 = first come, first served"},
 	{"catchup_ms", "CatchUpMS", whole, "rate a call may make up for beyond the burst after a quiet spell"},
 	{"heartbeat_ms", "HeartbeatMS", whole, "how long a session pass admits without asking"},

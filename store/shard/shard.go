@@ -368,6 +368,18 @@ func (s *Store) Stats(ctx context.Context, room string, p store.Policy, now time
 	})
 }
 
+// ShardStats reads shard i's line alone, as a poll of that shard would
+// hold it (its share of the room's policy): what a POP's snapshot of the
+// shard keeps, which the room's sum (Stats) is not.
+func (s *Store) ShardStats(ctx context.Context, room string, p store.Policy, i int, now time.Time) (store.Line, error) {
+	b, name, sp, err := s.on(room, p, i)
+	if err != nil {
+		return store.Line{}, err
+	}
+	l, err := b.Stats(ctx, name, sp, now)
+	return l, failed(room, i, count(p), err)
+}
+
 // History reads the room's history from every shard (Shards says how
 // many) and sums it minute by minute: the counters add up, the epoch is
 // shard 0's, and the moves span the earliest first and the latest last.

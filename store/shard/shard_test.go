@@ -224,6 +224,10 @@ func TestRouting(t *testing.T) {
 			return fmt.Sprintf("epoch %d issued %d admitted %d active %d recent %d since %d paused %v",
 				l.Epoch, l.Issued, l.Admitted, l.Active, l.Recent, l.RecentSince.Unix(), l.Paused), err
 		}, []string{"db0 stats shop 0/4", "db0 stats shop#1 1/4", "db0 stats shop#2 2/4", "db0 stats shop#3 3/4"}},
+		{"a shard's stats are that shard's alone", 2, nil, func(s *Store) (any, error) {
+			l, err := s.ShardStats(ctx, "shop", four, 1, now)
+			return l.Issued, err
+		}, []string{"db1 stats shop#1 1/4"}},
 		{"history sums minute by minute", 2, nil, func(s *Store) (any, error) {
 			ms, err := s.History(ctx, "shop", now.Add(-time.Hour), now)
 			var got []string
@@ -248,6 +252,7 @@ func TestRouting(t *testing.T) {
 		// a retry gives a shard that applied its part no other.
 		"a shard's part is the same whatever the others call": "5",
 		"stats sum the shards":                                "epoch 100 issued 46 admitted 26 active 4 recent 12 since 997 paused true",
+		"a shard's stats are that shard's alone":              "11",
 		// Shard 0's minute at 600 s, shard 1's at 660 s (epoch taken from
 		// the minute before), on a room History is told has two shards:
 		// at 660 s shard 0's line stands as at 600 s (issued 1, no join).

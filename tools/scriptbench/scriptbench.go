@@ -80,7 +80,7 @@ var Ops = []string{OpStats, OpPoll, OpJoin, OpClaim, OpRenew, OpEnd}
 // capacity never binds.
 var Policy = store.Policy{Mode: store.Fifo, PerMinute: 600, Burst: 1, Capacity: 100000,
 	ClaimWindow: 30 * time.Second, SessionTTL: 90 * time.Second, QueueTimeout: 15 * time.Minute,
-	Refresh: 10 * time.Second, CatchUp: 10 * time.Second, Heartbeat: 30 * time.Second, PriorityShare: 0.2}
+	CatchUp: 10 * time.Second, Heartbeat: 30 * time.Second, PriorityShare: 0.2}
 
 // PolicyText describes Policy for the report.
 const PolicyText = "first come, first served; 600 called a minute (burst 1); capacity 100,000 (never reached); " +

@@ -108,12 +108,14 @@ func TestTheDoorThroughTheWasm(t *testing.T) {
 	})
 
 	t.Run("an empty, calm room asks no work", func(t *testing.T) {
-		e := start(t, shop(`{"paths":["/"],"max_active_users":5,"refresh":5,"proof_of_work":18,"snapshot_ttl":10}`), nil)
-		e.upstashCalls()
-		for i := 0; i < 2; i++ {
-			v := &visitor{e: e, ip: clientIP(0, 23, i+1)}
-			if a := v.get("/"); !a.atOrigin() {
-				t.Fatalf("newcomer %d to an empty room: %s, want the origin with no work\n%s", i, a, e.logs.String())
+		// A sharded room's POP learns it from shard 0's line alone.
+		for i, shards := range []int{1, 2} {
+			e := start(t, shop(fmt.Sprintf(`{"paths":["/"],"max_active_users":5,"refresh":5,"proof_of_work":18,"snapshot_ttl":10,"shards":%d}`, shards)), nil)
+			for j := 0; j < 2; j++ {
+				v := &visitor{e: e, ip: clientIP(0, 23, 2*i+j+1)}
+				if a := v.get("/"); !a.atOrigin() {
+					t.Fatalf("newcomer %d to an empty room of %d shards: %s, want the origin with no work\n%s", j, shards, a, e.logs.String())
+				}
 			}
 		}
 	})

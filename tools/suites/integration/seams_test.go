@@ -115,7 +115,7 @@ func TestQuietRoomTimeoutsHoldToTheSecond(t *testing.T) {
 		t.Run(interval.String(), func(t *testing.T) {
 			st, _ := newStore(t)
 			p := policy(0, 1, 1)
-			p.SessionTTL, p.Heartbeat, p.Refresh = 60*time.Second, 20*time.Second, 10*time.Second
+			p.SessionTTL, p.Heartbeat = 60*time.Second, 20*time.Second
 			l := newLine(t, st, p)
 			l.quiet = true
 			v := l.join(t0)
@@ -165,7 +165,7 @@ func TestANightWithTicketsLeftBehindCountsInFull(t *testing.T) {
 func TestAQuietSpellIsNotAnOutage(t *testing.T) {
 	st, _ := newStore(t)
 	p := policy(0, 1, 3)
-	p.SessionTTL, p.Heartbeat, p.Refresh, p.QueueTimeout = 60*time.Second, 20*time.Second, 10*time.Second, 90*time.Second
+	p.SessionTTL, p.Heartbeat, p.QueueTimeout = 60*time.Second, 20*time.Second, 90*time.Second
 	l := newLine(t, st, p)
 	l.quiet = true
 	for i := 0; i < 3; i++ {
@@ -225,8 +225,8 @@ func TestAQuietSpellIsNotAnOutage(t *testing.T) {
 func TestASweepIsBounded(t *testing.T) {
 	st, _ := newStore(t)
 	p := policy(0, 1, 0)
-	// A refresh longer than the gap, so the gap counts in full.
-	p.QueueTimeout, p.Refresh = time.Minute, 5*time.Minute
+	// No failure seen, so the gap counts in full.
+	p.QueueTimeout = time.Minute
 	fill(t, st, p, 12000)
 	l := newLine(t, st, p)
 	l.quiet = true

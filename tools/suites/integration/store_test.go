@@ -758,10 +758,10 @@ func TestBadCallsWriteNothing(t *testing.T) {
 	}
 	later := strconv.FormatInt(t0.Add(time.Hour).UnixMilli(), 10)
 	// The header (store/genline/protocol.go): op, now, rate, burst,
-	// capacity, claim, session, queue, refresh, window, catch-up,
+	// capacity, claim, session, queue, window, catch-up,
 	// heartbeat, share, mode, random key, event name, pre-queue, start,
 	// end, draw key, refused, shard, shards, failed at.
-	good := []string{"stats", later, "60", "1", "0", "30000", "90000", "900000", "10000", "0", "30000",
+	good := []string{"stats", later, "60", "1", "0", "30000", "90000", "900000", "0", "30000",
 		"20000", "0.2", "fifo", "", "", "0", "0", "0", "", "0", "0", "1", "0"}
 	tests := []struct {
 		name string
@@ -781,17 +781,16 @@ func TestBadCallsWriteNothing(t *testing.T) {
 		{name: "capacity negative", at: 4, to: "-1"},
 		{name: "claim window empty", at: 5, to: ""},
 		{name: "session ttl hex", at: 6, to: "0x10000000000000000000"},
-		{name: "refresh negative", at: 8, to: "-1"},
-		{name: "random window negative", at: 9, to: "-1"},
-		{name: "catch-up not a number", at: 10, to: "x"},
-		{name: "mode unknown", at: 13, to: "lifo"},
-		{name: "event without a draw key", at: 15, to: "sale"},
-		{name: "no shards", at: 22, to: "0"},
-		{name: "a shard past the last", at: 21, to: "1"},
-		{name: "a shard fractional", at: 21, to: "0.5"},
+		{name: "random window negative", at: 8, to: "-1"},
+		{name: "catch-up not a number", at: 9, to: "x"},
+		{name: "mode unknown", at: 12, to: "lifo"},
+		{name: "event without a draw key", at: 14, to: "sale"},
+		{name: "no shards", at: 21, to: "0"},
+		{name: "a shard past the last", at: 20, to: "1"},
+		{name: "a shard fractional", at: 20, to: "0.5"},
 		{name: "ticket fractional", at: -1, op: "poll", tail: []string{"2.5", "1"}},
 		{name: "epoch negative", at: -1, op: "poll", tail: []string{"2", "-1"}},
-		{name: "failed at not a number", at: 23, to: "x"},
+		{name: "failed at not a number", at: 22, to: "x"},
 		{name: "usable until negative", at: -1, op: "end", tail: []string{"2", "1", "-1"}},
 		{name: "audit entry too long", at: -1, op: "pause", tail: []string{strings.Repeat("x", 1025)}},
 		{name: "rate override negative", at: -1, op: "limits", tail: []string{"", "-1", "", "", ""}},
@@ -1239,8 +1238,8 @@ func BenchmarkBoundedCallsAtAMillion(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		st, _ := newStore(b)
 		p := policy(0, 1, 0)
-		// A refresh longer than the gap below, so that it counts in full.
-		p.QueueTimeout, p.Refresh = time.Minute, 5*time.Minute
+		// No failure seen, so the gap below counts in full.
+		p.QueueTimeout = time.Minute
 		fill(b, st, p, n)
 		do(b, st, nil, "CONFIG", "RESETSTAT")
 		if _, err := st.Stats(ctx, "r", p, t0.Add(2*time.Minute)); err != nil {

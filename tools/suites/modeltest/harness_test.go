@@ -99,12 +99,11 @@ func (s scriptTransport) RoundTrip(ctx context.Context, req store.Request) (stor
 	return s.inner.RoundTrip(ctx, req)
 }
 
-// basePolicy is a room's policy with these limits, the timeouts above,
-// and a refresh (issue 23's Policy.Refresh).
+// basePolicy is a room's policy with these limits and the timeouts above.
 func basePolicy(capacity int, perMinute float64, burst int, share float64) store.Policy {
 	return store.Policy{PerMinute: perMinute, Burst: burst, Capacity: capacity,
 		ClaimWindow: claimWindow, SessionTTL: sessionTTL, QueueTimeout: queueTimeout,
-		CatchUp: catchUp, Heartbeat: heartbeat, PriorityShare: share, Refresh: refresh}
+		CatchUp: catchUp, Heartbeat: heartbeat, PriorityShare: share}
 }
 
 // visitor is one client of the room, as the edge keeps it in its passes.
