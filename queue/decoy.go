@@ -150,7 +150,7 @@ func (g *Gate) answerDecoy(room *Room, v Visitor, p Pass, why string) Decision {
 	if maySnapshot(room, p.Number, p.Seen, v.Now) {
 		return d
 	}
-	ttl := seconds(room.QueueTimeout) + TicketGrace
+	ttl := ticketTTL(room)
 	p.Seen, p.IssuedAt, p.Expires = v.Now, v.Now, v.Now.Add(ttl)
 	return g.withPass(d, p, ttl)
 }

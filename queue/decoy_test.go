@@ -37,9 +37,9 @@ func TestTheDecoysPlace(t *testing.T) {
 		t.Errorf("a decoy's first answer asked the store %d times, want once, as a join does", st.statsCalls)
 	}
 	p, err := ks.Verify("shop", d.Pass, now)
-	ticketTTL := seconds(room.QueueTimeout) + TicketGrace
+	passTTL := seconds(room.QueueTimeout) + TicketGrace
 	if d.Action != Decoy || d.Why != "bad bot" || err != nil || p.Kind != DecoyKind || !p.Joined.Equal(now) || p.Epoch != 7 ||
-		!p.Expires.Equal(now.Add(ticketTTL)) || d.PassTTL != ticketTTL {
+		!p.Expires.Equal(now.Add(passTTL)) || d.PassTTL != passTTL {
 		t.Fatalf("a hostile newcomer: %v (%s), pass %+v (%v); want a decoy pass in the snapshot's line, as long-lived as a ticket's", d.Action, d.Why, p, err)
 	}
 	if d.Place.Admitted != 1000 || d.Place.Ahead < 8000 || d.Place.Ticket != d.Place.Admitted+d.Place.Ahead+1 || d.Challenge != challenge.For("shop", p.ArrivalID, "", 18) {

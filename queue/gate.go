@@ -832,13 +832,17 @@ func (g *Gate) session(room *Room, v Visitor, s store.SessionRef, unrenewed bool
 // during which its holder could not poll.
 const TicketGrace = 24 * time.Hour
 
+// ticketTTL is how long a ticket's pass lives from its issue, a decoy's
+// too (so that its expiry tells nothing): the queue timeout and the grace.
+func ticketTTL(room *Room) time.Duration { return seconds(room.QueueTimeout) + TicketGrace }
+
 // wait keeps a visitor in line with a renewed ticket pass. start is the
 // ahead count the pass carried (0: none, as for a new ticket): the place
 // at arrival, or the place now if more are ahead now (a shuffled group).
 // The pass carries arrival, and the answer the way out a decoy's would
 // (wayOut), so that a place in the real line looks like a decoy's.
 func (g *Gate) wait(room *Room, v Visitor, pl store.Place, why, arrival string, joined time.Time, start int64) Decision {
-	ttl := seconds(room.QueueTimeout) + TicketGrace
+	ttl := ticketTTL(room)
 	place := placeOf(room, pl, v.Now)
 	place.StartAhead = max(start, place.Ahead)
 	p := Pass{Kind: Ticket, Room: room.Name, Number: pl.Ticket, Epoch: pl.Line.Epoch, Shard: pl.Shard, ArrivalID: arrival, Bind: v.Bind,
