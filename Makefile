@@ -83,7 +83,7 @@ vet:
 test-edge: vet
 	go test -count=1 ./...
 	# The hot-path benchmarks check their results: run each once.
-	go test -run '^$$' -bench . -benchtime 1x ./queue ./templates ./edge
+	go test -run '^$$' -bench . -benchtime 1x ./match ./queue ./templates ./edge
 
 test-edge-min:
 	GOTOOLCHAIN=$(GO_MIN) go vet ./...
@@ -167,7 +167,7 @@ BENCH_FLAGS ?=
 BENCH_OUT ?= BENCHMARKS.md
 BENCH_PLOT ?= docs/flashcrowd.svg
 BENCH_COMMAND ?= make bench
-HOT_PACKAGES := ./queue ./templates ./edge
+HOT_PACKAGES := ./match ./queue ./templates ./edge
 bench:
 	@mkdir -p bin/bench && date +%s > bin/bench/started
 	$(MAKE) bin/main.go.wasm $(WAZERO)

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/edgequeue/waitingroom/accesslog"
+	"github.com/edgequeue/waitingroom/match"
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/settings"
 	"github.com/edgequeue/waitingroom/store"
@@ -151,7 +152,7 @@ func decisionName(dest Destination) string {
 
 // routed notes where the rules sent the request (decisionName), its room,
 // and the bypass rule that let it through.
-func (l *requestLog) routed(dest Destination, j queue.Judgement) {
+func (l *requestLog) routed(dest Destination, j match.Judgement[*queue.Room]) {
 	if l == nil {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgequeue/waitingroom/accesslog"
 	"github.com/edgequeue/waitingroom/control"
+	"github.com/edgequeue/waitingroom/match"
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/store"
 	"github.com/fastly/compute-sdk-go/fsthttp"
@@ -357,7 +358,7 @@ func BenchmarkLogLine(b *testing.B) {
 		q := testRequest(svc)
 		q.settings = settings
 		w := q.startLog(fsttest.NewRecorder(), r)
-		q.log.routed(ToLine, queue.Judgement{Room: room, Protected: true})
+		q.log.routed(ToLine, match.Judgement[*queue.Room]{Room: room, Protected: true})
 		q.log.decided(d)
 		w.WriteHeader(fsthttp.StatusOK)
 		q.finishLog(r)

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgequeue/waitingroom/match"
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/store"
 	"github.com/edgequeue/waitingroom/urlnorm"
@@ -368,7 +369,7 @@ func FuzzServeHTTP(f *testing.F) {
 
 // routeAtOrigin judges the request the origin got, whose path is p, as
 // the edge judges a request (without the platform's facts).
-func routeAtOrigin(sent *fsthttp.Request, p urlnorm.Path) (Destination, queue.Judgement) {
+func routeAtOrigin(sent *fsthttp.Request, p urlnorm.Path) (Destination, match.Judgement[*queue.Room]) {
 	dest, j, _ := LoadSettings(fuzzConfig).Route(testRequest(&Handler{}).rulesRequest(sent, target{host: sent.Host, path: p}))
 	return dest, j
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/edgequeue/waitingroom/match"
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/urlnorm"
 	"github.com/fastly/compute-sdk-go/fsthttp"
@@ -120,7 +121,7 @@ func (q *request) inviteRoom(r *fsthttp.Request, t target, inv queue.Invite) *qu
 	}
 	req := q.rulesRequest(r, t)
 	req.Method, req.Paths = fsthttp.MethodGet, []string{p.Literal, p.Loose}
-	j, err := queue.Judge(q.settings.Rooms, q.settings.Bypass, req)
+	j, err := match.Judge(q.settings.Rooms, q.settings.Bypass, req)
 	if err != nil {
 		q.Logf("invite: rules: %v", err)
 	}

@@ -61,29 +61,29 @@ func (d Destination) String() string {
 // Route decides where req goes under these settings. The admin panel, the admin
 // API, the departure beacon, invite links and the heartbeat are matched on the literal path
 // (req.Paths[0]); then
-// queue.Judge places it among the rooms. The judgement says which room and
+// match.Judge places it among the rooms. The judgement says which room and
 // bypass rule; err is the platform's failures Judge worked around, for
 // the log.
-func (s Settings) Route(req *match.Request) (Destination, queue.Judgement, error) {
+func (s Settings) Route(req *match.Request) (Destination, match.Judgement[*queue.Room], error) {
 	if len(req.Paths) == 0 {
-		return ToOrigin, queue.Judgement{}, nil
+		return ToOrigin, match.Judgement[*queue.Room]{}, nil
 	}
 	path := req.Paths[0]
 	switch {
 	case path == s.AdminPath || strings.HasPrefix(path, s.AdminPath+"/"):
-		return ToAdmin, queue.Judgement{}, nil
+		return ToAdmin, match.Judgement[*queue.Room]{}, nil
 	case s.APIPath != "" && (path == s.APIPath || strings.HasPrefix(path, s.APIPath+"/")):
-		return ToAPI, queue.Judgement{}, nil
+		return ToAPI, match.Judgement[*queue.Room]{}, nil
 	case path == LeavePath:
-		return ToLeave, queue.Judgement{}, nil
+		return ToLeave, match.Judgement[*queue.Room]{}, nil
 	case path == InvitePath:
-		return ToInvite, queue.Judgement{}, nil
+		return ToInvite, match.Judgement[*queue.Room]{}, nil
 	case path == heartbeat.Path:
-		return ToHeartbeat, queue.Judgement{}, nil
+		return ToHeartbeat, match.Judgement[*queue.Room]{}, nil
 	case path == heartbeat.ScriptPath:
-		return ToHeartbeatScript, queue.Judgement{}, nil
+		return ToHeartbeatScript, match.Judgement[*queue.Room]{}, nil
 	}
-	j, err := queue.Judge(s.Rooms, s.Bypass, req)
+	j, err := match.Judge(s.Rooms, s.Bypass, req)
 	switch {
 	case j.Protected:
 		return ToLine, j, err

@@ -2,11 +2,9 @@ package queue
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
-	"github.com/edgequeue/waitingroom/match"
 	"github.com/edgequeue/waitingroom/store"
 )
 
@@ -71,27 +69,6 @@ func BenchmarkCookieValues(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if v := CookieValues(lines, "wr_shop"); len(v) != 1 {
 			b.Fatalf("got %q", v)
-		}
-	}
-}
-
-// BenchmarkMatch judges a request among ten rooms (queue.Judge, which was
-// Match when the name was given: the reports keep it).
-func BenchmarkMatch(b *testing.B) {
-	var rooms []*Room
-	for i := 0; i < 10; i++ {
-		r, err := ParseRoom(fmt.Sprintf("r%d", i), []byte(fmt.Sprintf(
-			`{"hosts":["shop.example.com"],"paths":["/section%d/"],"bypass_paths":["/section%d/static/"],"max_active_users":100}`, i, i)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		rooms = append(rooms, r)
-	}
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		req := &match.Request{Host: "shop.example.com", Paths: []string{"/section9/tickets/42", "/section9/tickets/42"}, Method: "GET"}
-		if j, err := Judge(rooms, nil, req); j.Room != rooms[9] || !j.Protected || err != nil {
-			b.Fatal("matched the wrong room")
 		}
 	}
 }

@@ -467,91 +467,9 @@ func (r *Room) Heartbeat() time.Duration { return seconds(r.InactivityTimeout) /
 
 func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
 
-// Judgement is where a request stands: in a room's line (Protected), let
-// through by a bypass rule (Bypass set, Room the room it was in), or in no
-// room (Room nil), when it goes to the origin untouched.
-type Judgement struct {
-	// Room is the room the request is in, or nil.
-	Room *Room
-	// Bypass names the rule that let the request through ("global:" first
-	// when it is one of the global rules), or is "".
-	Bypass string
-	// Protected is true when the request must have its place in Room's
-	// line.
-	Protected bool
-}
-
-// Judge decides which room's line a request is in. Each reading of its
-// path (req.Paths) is in the most specific room that matches it (see
-// match.Specificity; rooms tried in order, so the index breaks ties), and
-// the request is protected when any reading is in a room and bypassed by
-// neither the global rules nor that room's: a request the rules judge
-// under one reading cannot walk around the line under another. When none
-// is protected, the judgement names the room and rule of the first
-// reading in a room. An error comes only from the platform's facts (a
-// failed geolocation...): it is for the log, and the judgement stands,
-// made as if the fact were unknown.
-func Judge(rooms []*Room, global *match.Bypass, req *match.Request) (Judgement, error) {
-	var errs []error
-	var let Judgement
-	for _, path := range req.Paths {
-		room := bestRoom(rooms, req, path, &errs)
-		if room == nil {
-			continue
-		}
-		rule, bypassed := "", false
-		if global != nil {
-			var err error
-			if rule, bypassed, err = global.Match(req, path); err != nil {
-				errs = appendErrors(errs, "bypass", err)
-			}
-			if bypassed {
-				rule = "global:" + rule
-			}
-		}
-		if !bypassed {
-			var err error
-			if rule, bypassed, err = room.Bypass.Match(req, path); err != nil {
-				errs = appendErrors(errs, fmt.Sprintf("room %q", room.Name), err)
-			}
-		}
-		if !bypassed {
-			return Judgement{Room: room, Protected: true}, errors.Join(errs...)
-		}
-		if let.Room == nil {
-			let = Judgement{Room: room, Bypass: rule}
-		}
-	}
-	return let, errors.Join(errs...)
-}
-
-// bestRoom is the most specific room holding a request whose path reads
-// as path, the earlier one of equals, or nil.
-func bestRoom(rooms []*Room, req *match.Request, path string, errs *[]error) *Room {
-	var best *Room
-	var bestSpec match.Specificity
-	for _, r := range rooms {
-		spec, ok, err := r.Target.Match(req, path)
-		if err != nil {
-			*errs = appendErrors(*errs, fmt.Sprintf("room %q", r.Name), err)
-		}
-		if ok && (best == nil || spec.MoreThan(bestSpec)) {
-			best, bestSpec = r, spec
-		}
-	}
-	return best
-}
-
-// appendErrors appends err (not nil), or each error it joins, to errs, each
-// prefixed with where it arose, so every log line says which rules failed.
-func appendErrors(errs []error, where string, err error) []error {
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range joined.Unwrap() {
-			errs = appendErrors(errs, where, e)
-		}
-		return errs
-	}
-	return append(errs, fmt.Errorf("%s: %w", where, err))
+// Rules are the room's rules as matching sees them (match.Judge).
+func (r *Room) Rules() (name string, where *match.Target, skip *match.Bypass) {
+	return r.Name, &r.Target, &r.Bypass
 }
 
 // ParseRoomIndex splits the config store's list of room names, separated

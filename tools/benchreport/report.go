@@ -297,7 +297,7 @@ func hotPaths(res Results) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("## Hot paths (Go benchmarks)\n\n")
-	w("Native: `go test -run '^$' -bench . -benchmem ./queue ./templates ./edge`: the work each request does apart from the store call.\n\n")
+	w("Native: `go test -run '^$' -bench . -benchmem ./match ./queue ./templates ./edge`: the work each request does apart from the store call.\n\n")
 	w("| package | benchmark | ns/op | B/op | allocs/op |\n|---|---|---:|---:|---:|\n")
 	for _, h := range res.HotPaths {
 		w("| %s | %s | %s | %s | %d |\n", h.Package, h.Name, thousands(h.NsPerOp), thousands(float64(h.BytesPerOp)), h.Allocs)

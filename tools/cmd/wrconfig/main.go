@@ -1,6 +1,6 @@
 // Command wrconfig checks the waiting room's configuration and explains
 // what it does with a request, with the edge's own code (edge.LoadSettings
-// and Settings.Route, over queue.ParseRoom, queue.Judge and package match),
+// and Settings.Route, over queue.ParseRoom and match.Judge),
 // so it never disagrees with the edge.
 //
 //	wrconfig check [-previous file] <file|->
@@ -529,7 +529,7 @@ func explain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // describe prints the route and why.
-func describe(w io.Writer, s edge.Settings, req *match.Request, dest edge.Destination, j queue.Judgement, p urlnorm.Path) {
+func describe(w io.Writer, s edge.Settings, req *match.Request, dest edge.Destination, j match.Judgement[*queue.Room], p urlnorm.Path) {
 	room := "none"
 	if j.Room != nil {
 		room = j.Room.Name

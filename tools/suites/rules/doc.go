@@ -1,5 +1,5 @@
 // Package rules tests the rules that place a request in a room or let it
-// past every line (package match, through queue.Judge and the edge), end
+// past every line (package match, through match.Judge and the edge), end
 // to end: the real wasm ($WASM, else bin/main.wasm) in the real local
 // stack (tools/devstack) with the repository's fastly.toml, whose
 // [local_server.geolocation] places some loopback addresses in countries
