@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -181,27 +183,40 @@ func (n number) set(v float64) {
 	}
 }
 
-// numbers are the room's numeric settings.
-func (r *Room) numbers() [17]number {
-	return [...]number{
-		{name: "random_window", i: &r.RandomWindow},
-		{name: "new_users_per_minute", f: &r.NewUsersPerMinute},
-		{name: "burst", i: &r.Burst},
-		{name: "max_active_users", i: &r.MaxActiveUsers},
-		{name: "refresh", i: &r.RefreshSeconds},
-		{name: "queue_timeout", i: &r.QueueTimeout},
-		{name: "claim_window", i: &r.ClaimWindow},
-		{name: "inactivity_timeout", i: &r.InactivityTimeout},
-		{name: "session_duration", i: &r.SessionDuration},
-		{name: "queue_status_code", i: &r.QueueStatusCode},
-		{name: "joins_per_ip_per_minute", i: &r.JoinsPerIPPerMinute},
-		{name: "joins_per_network_per_minute", i: &r.JoinsPerNetworkPerMinute},
-		{name: "joins_per_as_per_minute", i: &r.JoinsPerASPerMinute},
-		{name: "proof_of_work", i: &r.ProofOfWork},
-		{name: "priority_share", f: &r.PriorityShare},
-		{name: "snapshot_ttl", f: &r.SnapshotTTLSeconds},
-		{name: "shards", i: &r.Shards},
+// numbers are the room's numeric settings: every field of Room whose JSON
+// name is a numeric row of package settings' table. They are found by
+// the JSON names so that a new numeric setting is its row and its field,
+// and takes its default and range from the row with no list to keep.
+func (r *Room) numbers() []number {
+	var ns []number
+	v := reflect.ValueOf(r).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		if s, ok := settings.Lookup(settings.Room[:], name); !ok || !s.Kind.Numeric() {
+			continue
+		}
+		switch p := v.Field(i).Addr().Interface().(type) {
+		case *int:
+			ns = append(ns, number{name: name, i: p})
+		case *float64:
+			ns = append(ns, number{name: name, f: p})
+		}
 	}
+	return ns
+}
+
+// checkChoice checks a value of a setting the table gives choices (mode,
+// on_store_error, bind_session, queue_status_code...), in the words of
+// the table.
+func checkChoice(name, got string) error {
+	choices := settings.Get(settings.Room[:], name).Choices
+	for _, c := range strings.Split(choices, "|") {
+		if c == got {
+			return nil
+		}
+	}
+	list := strings.Split(choices, "|")
+	return fmt.Errorf("%s: must be %s or %s, got %q", name, strings.Join(list[:len(list)-1], ", "), list[len(list)-1], got)
 }
 
 // ParseRoom decodes and validates one room definition, with the defaults
@@ -304,15 +319,11 @@ func (r *Room) validate() error {
 	if err := r.Decoy.Compile(); err != nil {
 		return err
 	}
-	switch r.Mode {
-	case Fifo, Random, Passthrough, Reject:
-	default:
-		return fmt.Errorf("mode: must be fifo, random, passthrough or reject, got %q", r.Mode)
-	}
-	switch r.OnStoreError {
-	case Hold, Open:
-	default:
-		return fmt.Errorf("on_store_error: must be hold or open, got %q", r.OnStoreError)
+	for _, c := range [...][2]string{{"mode", string(r.Mode)}, {"on_store_error", string(r.OnStoreError)},
+		{"bind_session", string(r.BindSession)}, {"queue_status_code", strconv.Itoa(r.QueueStatusCode)}} {
+		if err := checkChoice(c[0], c[1]); err != nil {
+			return err
+		}
 	}
 	if r.NewUsersPerMinute == 0 && r.MaxActiveUsers == 0 && (r.Mode == Fifo || r.Mode == Random) {
 		return errors.New("new_users_per_minute or max_active_users: set at least one, or nobody is ever admitted")
@@ -335,16 +346,6 @@ func (r *Room) validate() error {
 	}
 	if r.SessionDuration < r.InactivityTimeout {
 		return fmt.Errorf("session_duration: %d is shorter than inactivity_timeout (%d)", r.SessionDuration, r.InactivityTimeout)
-	}
-	switch r.BindSession {
-	case BindNone, BindUserAgent, BindIPPrefix, BindBoth:
-	default:
-		return fmt.Errorf("bind_session: must be none, user_agent, ip_prefix or ip_prefix+user_agent, got %q", r.BindSession)
-	}
-	switch r.QueueStatusCode {
-	case 200, 202, 429, 503:
-	default:
-		return fmt.Errorf("queue_status_code: must be 200, 202, 429 or 503, got %d", r.QueueStatusCode)
 	}
 	if err := checkToken(r.CookieName); err != nil {
 		return fmt.Errorf("cookie_name: %q %v", r.CookieName, err)

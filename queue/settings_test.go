@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edgequeue/waitingroom/locale"
 	"github.com/edgequeue/waitingroom/settings"
@@ -56,7 +57,9 @@ func TestSettingsTable(t *testing.T) {
 		}
 	}
 	// Every numeric room setting gets its default and range from the
-	// table through numbers.
+	// table through numbers, which finds it by its JSON name: a numeric
+	// row needs an int or float64 field of Room (not of a struct Room
+	// embeds) with that name.
 	var r Room
 	var bound []string
 	for _, n := range r.numbers() {
@@ -101,6 +104,37 @@ func TestSettingsTableDefaults(t *testing.T) {
 		}
 		if _, err := ParseRoom("shop", []byte(`{"paths":["/"],"max_active_users":1,"`+name+`":`+value+`}`)); err == nil {
 			t.Errorf("%s %s, not one of the table's choices, accepted", name, value)
+		}
+	}
+}
+
+// TestSettingsReachTheStore: each numeric room setting either reaches the
+// store through Room.Policy or is the edge's alone, as listed here, and
+// the test changes each one to see which. A new row fails until it is
+// listed; a setting the store needs goes into store.Policy (Room.Policy),
+// the script's protocol (store/genline/protocol.go, then go generate
+// ./store) and the script's parts that read it.
+func TestSettingsReachTheStore(t *testing.T) {
+	reaches := map[string]bool{"random_window": true, "new_users_per_minute": true, "burst": true,
+		"max_active_users": true, "refresh": true, "queue_timeout": true, "claim_window": true,
+		"inactivity_timeout": true, "priority_share": true, "shards": true}
+	now := time.Unix(1_700_000_000, 0)
+	const def = `{"paths":["/"],"max_active_users":5,"new_users_per_minute":5,"shards":2}`
+	for _, n := range (&Room{}).numbers() {
+		base, changed := mustRoom(t, "shop", def), mustRoom(t, "shop", def)
+		for _, c := range changed.numbers() {
+			if c.name != n.name {
+				continue
+			}
+			s := settings.Get(settings.Room[:], c.name)
+			v := c.get() + 1
+			if s.Ranged && v > s.Max {
+				v = c.get() - 1
+			}
+			c.set(v)
+		}
+		if got := !reflect.DeepEqual(base.Policy(now), changed.Policy(now)); got != reaches[n.name] {
+			t.Errorf("%s reaches the store: %v, listed %v: list it as it is (and see this test's comment for what a setting the store needs takes)", n.name, got, reaches[n.name])
 		}
 	}
 }

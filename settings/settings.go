@@ -16,10 +16,11 @@
 //
 // To add a setting: add its row here; read a config store key with a
 // Reader in package edge (LoadSettings, or LoadSandboxLimits for what a
-// sandbox reads once), or give a room setting its field in queue.Room (a
-// number also its entry in Room.numbers, where it gets its default and
-// range); then make docs. The tests of package queue fail while a
-// room's JSON fields and the table disagree.
+// sandbox reads once), or give a room setting its field in queue.Room,
+// with the row's name as its JSON name (a number gets its default and
+// range from the row through it); then make docs. The tests of package
+// queue fail while a room's JSON fields and the table disagree, and name
+// the numbers that reach the store (docs/development.md).
 //
 // The tables are arrays of literals, so the package computes nothing at
 // start-up (TinyGo evaluates package variables at compile time).
