@@ -1,5 +1,7 @@
-// What only the platform knows of a request (its country, bot detection's
-// verdict, Fastly ACLs, secrets), for the rules of package match.
+// The request's facts, the first stage of serving it: what it asked in the
+// waiting room's own headers, its target in the one normal form the rules
+// and the origin act on, the client it comes from, and what only the
+// platform knows of it. The stages after this one read them.
 
 package edge
 
@@ -7,11 +9,278 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
+	"strings"
 
+	"github.com/edgequeue/waitingroom/accesslog"
 	"github.com/edgequeue/waitingroom/match"
+	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/urlnorm"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
+
+// What a client asks of the line in the waiting room's own request
+// headers, read before stripReserved removes them (the origin never sees
+// them): the pass of an app without a cookie jar, and whether a request
+// is the queue's poll.
+
+// PassHeader carries a room's pass for a client that keeps no cookies (a
+// native app, a script): in a request, the passes the client holds, as
+// `name=pass` pairs separated by `;` as in a Cookie header, each name a
+// room's cookie_name; in a response, the pass the edge issued,
+// `name=pass`, or `name=` when the pass is withdrawn. Authorization is
+// left to the origin.
+const PassHeader = ReservedPrefix + "Pass"
+
+// PollHeader marks a request as a poll of the visitor's place (the queue
+// page's script sends "1"): when the gate admits it, the edge answers
+// "admitted" itself instead of forwarding the poll to the origin.
+const PollHeader = ReservedPrefix + "Poll"
+
+// WorkHeader carries the solution of the proof of work a room asks of a
+// newcomer (package challenge) for a client that is not the work page: the
+// nonce found for the challenge the edge answered with ("work"), sent with
+// the arrival pass. A browser's work page keeps it in the cookie named by
+// workCookie instead.
+const WorkHeader = ReservedPrefix + "Work"
+
+// Bounds on PassHeader: a client holds one pass per room it is in, a few
+// hundred bytes each. Beyond them the header is ignored (and logged), so a
+// bloated one costs no more than a scan of its length.
+const (
+	maxPassLines = 4
+	maxPassBytes = 8 << 10
+)
+
+// asked is what a request asked of the line in the reserved headers.
+type asked struct {
+	// passes are the PassHeader lines, when within bounds.
+	passes []string
+	// passHeader is true when the request carried PassHeader at all
+	// (even empty, even oversized): the client reads passes there.
+	passHeader bool
+	// json is true when the request asked for JSON (Accept).
+	json bool
+	// poll is true for PollHeader: 1.
+	poll bool
+	// refused says why PassHeader was ignored, for the log, or is "".
+	refused string
+	// work is WorkHeader's value, "" without one.
+	work string
+}
+
+// readAsked reads what r asks of the line, before the reserved headers
+// are stripped.
+func readAsked(r *fsthttp.Request) asked {
+	a := asked{json: wantsJSON(r), poll: r.Header.Get(PollHeader) == "1", work: r.Header.Get(WorkHeader)}
+	lines := r.Header.Values(PassHeader)
+	a.passHeader = len(lines) > 0
+	size := 0
+	for _, l := range lines {
+		size += len(l)
+	}
+	switch {
+	case len(lines) > maxPassLines:
+		a.refused = strconv.Itoa(len(lines)) + " lines, more than " + strconv.Itoa(maxPassLines)
+	case size > maxPassBytes:
+		a.refused = strconv.Itoa(size) + " bytes, more than " + strconv.Itoa(maxPassBytes)
+	default:
+		a.passes = lines
+	}
+	return a
+}
+
+// passValues are the values of room's pass a request offers: its cookies
+// and, for a client without a cookie jar, its PassHeader. Both are read
+// alike and bounded together (queue.CookieValues), and the gate verifies
+// each for this room: a pass another room issued is refused as a forged
+// one would be.
+func (q *request) passValues(r *fsthttp.Request, room *queue.Room) []string {
+	lines := r.Header.Values("Cookie")
+	if len(q.asked.passes) > 0 {
+		lines = append(lines[:len(lines):len(lines)], q.asked.passes...)
+	}
+	return queue.CookieValues(lines, room.CookieName)
+}
+
+// workCookie is the cookie in which room's work page keeps the solution
+// of its proof of work.
+func workCookie(room *queue.Room) string { return room.CookieName + "_work" }
+
+// work is every solution of the proof of work r offers for room: its
+// WorkHeader, then each value of its work page's cookie. All are tried,
+// as passes are: a cookie planted from a sibling domain comes first, and
+// must not hide the browser's own.
+func (q *request) work(r *fsthttp.Request, room *queue.Room) []string {
+	v := queue.CookieValues(r.Header.Values("Cookie"), workCookie(room))
+	if q.asked.work != "" {
+		v = append([]string{q.asked.work}, v...)
+	}
+	return v
+}
+
+// givePass sets PassHeader for a client that reads it (one that sent the
+// header or asked for JSON): pass is room's new pass, or "" to withdraw
+// it.
+func (q *request) givePass(h fsthttp.Header, room *queue.Room, pass string) {
+	if q.asked.passHeader || q.asked.json {
+		h.Set(PassHeader, room.CookieName+"="+pass)
+	}
+}
+
+// The request's target: its host and path in the one form the rules and
+// the origin act on, and what a protected room asks of it.
+
+// target is a request's host and path in normal form (package urlnorm).
+type target struct {
+	host string
+	path urlnorm.Path
+	// sent is the path as the client sent it, for the log.
+	sent string
+}
+
+// normalize reads r's host, path and query, and makes r's path the normal
+// form, so the origin acts on the path the rules judged. What cannot be
+// normalised (see urlnorm) is answered 400 with a log line quoting it, and
+// ok is false.
+func (q *request) normalize(w fsthttp.ResponseWriter, r *fsthttp.Request) (t target, ok bool) {
+	t.sent = urlnorm.WirePath(r.URL)
+	var err error
+	t.host, err = urlnorm.Host(r.Host)
+	if err == nil {
+		t.path, err = urlnorm.ParsePath(t.sent)
+	}
+	if err == nil {
+		err = urlnorm.CheckQuery(r.URL.RawQuery)
+	}
+	if err != nil {
+		q.badRequest(w, err)
+		return t, false
+	}
+	t.path.SetOn(r.URL)
+	return t, true
+}
+
+// badRequest answers a request whose target cannot be served: 400, a
+// page saying what is wrong with it, and a log line quoting it.
+func (q *request) badRequest(w fsthttp.ResponseWriter, err error) {
+	q.Logf("refused: %v", err)
+	why := "it cannot be read"
+	var bad *urlnorm.Error
+	if errors.As(err, &bad) {
+		why = "its " + bad.Part + " " + bad.Problem
+	}
+	q.problem(w, fsthttp.StatusBadRequest, "Bad request", "This address cannot be served: "+why+".")
+}
+
+// guard answers what a request a room protects may not be, and reports
+// whether it may go on to the room's line:
+//   - an ambiguous path (an encoded slash...: urlnorm.Path.Ambiguous) is
+//     refused 400, since no one reading of it is what every origin acts on;
+//   - plain HTTP outside a local host is redirected (308, same host, path
+//     and query) to https: the room's pass cookie is Secure, so a browser
+//     would never send it back over http and every poll would join the
+//     line again. A local host (Viceroy, ours) serves only plain HTTP, and
+//     browsers keep Secure cookies for http://localhost, so it is let be.
+//
+// Over TLS it adds Strict-Transport-Security when the operator set
+// hsts_max_age; forward keeps it on the origin's answer.
+func (q *request) guard(w fsthttp.ResponseWriter, r *fsthttp.Request, t target) bool {
+	if t.path.Ambiguous != "" {
+		q.badRequest(w, &urlnorm.Error{Part: "path", Value: t.sent,
+			Problem: t.path.Ambiguous + ", which this part of the site does not accept"})
+		return false
+	}
+	tls := r.URL.Scheme == "https" || r.TLSInfo.Protocol != ""
+	if !tls && !q.Local {
+		location := "https://" + t.host + t.path.Escaped
+		if r.URL.RawQuery != "" {
+			location += "?" + r.URL.RawQuery
+		}
+		w.Header().Set("Location", location)
+		w.WriteHeader(fsthttp.StatusPermanentRedirect)
+		return false
+	}
+	if tls && q.settings.HSTSMaxAge > 0 {
+		w.Header().Set(hstsHeader, "max-age="+strconv.Itoa(q.settings.HSTSMaxAge))
+	}
+	return true
+}
+
+// The client a request comes from: its address, and the names it goes by
+// in Limits' counters, audit entries and log lines.
+
+// ClientKey names the client a request comes from for Limits: its IPv4
+// address, or the /64 network of an IPv6 one (one household or phone gets
+// a whole /64, so its addresses are one client). It is "" for a request
+// without a usable address, which is then not limited.
+func ClientKey(ip net.IP) string {
+	if v4 := ip.To4(); v4 != nil {
+		return v4.String()
+	}
+	if len(ip) != net.IPv6len {
+		return ""
+	}
+	prefix := ip.Mask(net.CIDRMask(64, 128))
+	return strings.TrimSuffix(prefix.String(), "::") + "::/64"
+}
+
+// NetworkKey names the network of addr for the limits per network: its
+// IPv4 /24 or IPv6 /48 ("203.0.113.0/24", "2001:db8:1::/48"; an
+// IPv4-mapped address is its IPv4 one's), or "" for the zero Addr.
+func NetworkKey(addr netip.Addr) string {
+	if !addr.IsValid() {
+		return ""
+	}
+	addr = addr.Unmap()
+	bits := 48
+	if addr.Is4() {
+		bits = 24
+	}
+	p, err := addr.Prefix(bits)
+	if err != nil {
+		return ""
+	}
+	return p.String()
+}
+
+// clientIP is the address r comes from. The SDK gives the address alone;
+// one with a port (a native test's) is read too.
+func clientIP(r *fsthttp.Request) net.IP {
+	addr := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		addr = host
+	}
+	return net.ParseIP(addr)
+}
+
+// clientKey names the client of r for Limits, or "" when r has no usable
+// address.
+func clientKey(r *fsthttp.Request) string { return ClientKey(clientIP(r)) }
+
+// clientAddr is ip as a netip.Addr (an IPv4-mapped one unmapped), or the
+// zero Addr when ip is not an address.
+func clientAddr(ip net.IP) netip.Addr {
+	a, ok := netip.AddrFromSlice(ip)
+	if !ok {
+		return netip.Addr{}
+	}
+	return a.Unmap()
+}
+
+// ClientHash names the client of r in audit entries and log lines
+// without keeping its address: an HMAC of the address under the service's
+// signing key, so the same client has the same name across requests and
+// nobody without the key can tell which address it was. 16 hex digits
+// tell apart the operators and clients a log will ever hold.
+func ClientHash(keys *queue.KeySet, r *fsthttp.Request) string {
+	return accesslog.ClientHash(keys.Key(), clientAddr(clientIP(r)).String())
+}
+
+// What only the platform knows of a request (its country, bot detection's
+// verdict, Fastly ACLs, secrets), for the rules of package match.
 
 // Geo tells where a client address is: Fastly's geolocation at the edge.
 type Geo interface {

@@ -1,13 +1,19 @@
-// The pages and JSON answers the edge writes itself.
+// The answer, the last stage for a visitor who waits: the pages the edge
+// writes itself, the JSON documents of the same states for clients that
+// ask for JSON, and the door's work page. An admitted visitor's answer is
+// the origin's (forward.go).
 
 package edge
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/edgequeue/waitingroom/challenge"
 	"github.com/edgequeue/waitingroom/locale"
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/templates"
@@ -371,4 +377,175 @@ func (q *request) defaultTemplate(kind templates.Page) *templates.Template {
 		return nil
 	}
 	return t
+}
+
+// The JSON answers the edge writes for clients that ask for JSON (an
+// Accept header naming application/json): single-page sites, apps, and
+// the queue page's own script. Each state a client can meet has its
+// document here.
+
+// placeJSON is the queue page's facts for clients that ask for JSON.
+type placeJSON struct {
+	Room                 string `json:"room"`
+	Status               string `json:"status"`
+	Ticket               int64  `json:"ticket"`
+	Position             int64  `json:"position"`
+	Ahead                int64  `json:"ahead"`
+	NowServing           int64  `json:"now_serving"`
+	Issued               int64  `json:"issued"`
+	Paused               bool   `json:"paused"`
+	EstimatedWaitSeconds *int64 `json:"estimated_wait_seconds"`
+	RefreshSeconds       int    `json:"refresh_seconds"`
+	// Priority marks a place in the priority lane (an invite's): its
+	// ticket is below zero, and now_serving and issued count that lane.
+	Priority bool `json:"priority,omitempty"`
+	// A random room calls the visitor's group in a shuffled order: the
+	// figures above are then the earliest, these the latest.
+	Random                  bool   `json:"random,omitempty"`
+	AheadMax                *int64 `json:"ahead_max,omitempty"`
+	GroupsAhead             *int64 `json:"groups_ahead,omitempty"`
+	EstimatedWaitMaxSeconds *int64 `json:"estimated_wait_max_seconds,omitempty"`
+	// Event is the scheduled sale the room is in.
+	Event *eventJSON `json:"event,omitempty"`
+	// Display is the same place in the visitor's language, as the queue
+	// page shows it: the page's script swaps these texts in.
+	Display *placeDisplay `json:"display,omitempty"`
+	// Challenge, when set, is work the client may do to be placed anew
+	// (a place the edge doubts: see the decoy line in docs/security.md).
+	Challenge *challengeJSON `json:"challenge,omitempty"`
+}
+
+// eventJSON is a scheduled sale as a waiting visitor's client sees it.
+// Commitment is the SHA-256 (hex) of the draw key, published when the
+// pre-queue opens; Key is published once the pre-queue is drawn, so a
+// client can check the draw (package draw recomputes the order).
+type eventJSON struct {
+	Name       string `json:"name"`
+	Starts     string `json:"starts"`
+	Phase      string `json:"phase"`
+	InPrequeue bool   `json:"in_prequeue"`
+	Drawn      bool   `json:"drawn_place"`
+	Commitment string `json:"draw_commitment"`
+	Key        string `json:"draw_key,omitempty"`
+	// OpensInSeconds counts down to the start while in the pre-queue.
+	OpensInSeconds *int64 `json:"opens_in_seconds,omitempty"`
+}
+
+func eventDoc(e *queue.EventPlace, now time.Time) *eventJSON {
+	if e == nil {
+		return nil
+	}
+	doc := &eventJSON{Name: e.Name, Starts: e.Starts.Format(time.RFC3339), Phase: "drawn",
+		InPrequeue: e.Prequeue, Drawn: e.Drawn, Commitment: e.Commitment, Key: e.Key}
+	if e.Key == "" {
+		doc.Phase = "prequeue"
+	}
+	if e.Prequeue {
+		secs := int64(max(e.Starts.Sub(now), 0) / time.Second)
+		doc.OpensInSeconds = &secs
+	}
+	return doc
+}
+
+// busyJSON is the busy, closed and limited pages for clients that ask
+// for JSON: Status says which.
+type busyJSON struct {
+	Room              string `json:"room"`
+	Status            string `json:"status"`
+	RetryAfterSeconds int    `json:"retry_after_seconds"`
+}
+
+func wantsJSON(r *fsthttp.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "application/json")
+}
+
+func (q *request) json(w fsthttp.ResponseWriter, code int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		q.Logf("json: %v", err)
+		code, body = fsthttp.StatusInternalServerError, []byte(`{"status":"error"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(append(body, '\n'))
+}
+
+// arrivalJSON is the arrival's body ("joining") for clients that ask for
+// JSON or keep their pass in PassHeader: ask again after
+// retry_after_seconds (0: at once) with the pass.
+type arrivalJSON struct {
+	Room              string `json:"room"`
+	Status            string `json:"status"`
+	RefreshSeconds    int    `json:"refresh_seconds"`
+	RetryAfterSeconds int    `json:"retry_after_seconds"`
+}
+
+// cookiesJSON answers a client that came back from the arrival redirect
+// without its pass ("cookies"): the line needs Cookie, or for a client
+// without a cookie jar, Header; URL is its request's, unmarked, to ask
+// again.
+type cookiesJSON struct {
+	Room   string `json:"room"`
+	Status string `json:"status"`
+	Cookie string `json:"cookie"`
+	Header string `json:"header"`
+	URL    string `json:"url"`
+}
+
+// admittedJSON answers a poll (PollHeader) the gate admits: the client
+// goes on to URL, its own request's path and query, with the pass.
+type admittedJSON struct {
+	Room   string `json:"room"`
+	Status string `json:"status"`
+	URL    string `json:"url"`
+}
+
+// The door's proof of work (package challenge): the page a newcomer's
+// browser works on before it joins, and the same challenge as JSON for a
+// client that is not a browser.
+
+// workJSON is the "work" state: solve challenge, then ask again with the
+// pass and the nonce in WorkHeader.
+type workJSON struct {
+	Room              string        `json:"room"`
+	Status            string        `json:"status"`
+	Challenge         challengeJSON `json:"challenge"`
+	RetryAfterSeconds int           `json:"retry_after_seconds"`
+}
+
+// challengeJSON is a challenge as a client solves it: the nonce, counted
+// in base 36, whose SHA-256 with seed (seed ":" nonce) begins with bits
+// zero bits, sent back in header.
+type challengeJSON struct {
+	Seed   string `json:"seed"`
+	Bits   int    `json:"bits"`
+	Header string `json:"header"`
+}
+
+// workPage answers a newcomer whom room asks for the work c before they
+// join: a page whose script does it and goes on to next (a client that
+// asks for JSON or keeps its pass in PassHeader gets the challenge, 202).
+// The page is the room's queue page's kind of answer, with its status
+// code: it is where the line begins. At the ladder's lowest working rung
+// a browser without JavaScript is taken on after queue.NoScriptWait.
+func (q *request) workPage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queue.Room, c challenge.Challenge, next string) {
+	q.log.explain("work " + strconv.Itoa(c.Bits))
+	if q.asked.passHeader || q.asked.json {
+		q.json(w, fsthttp.StatusAccepted, workJSON{Room: room.Name, Status: "work", Challenge: challengeJSON{c.Seed, c.Bits, WorkHeader}})
+		return
+	}
+	lang := speak(w, r, room)
+	values := map[string]string{"room": room.Name, "seed": c.Seed, "bits": strconv.Itoa(c.Bits), "next_url": next,
+		"cookie": workCookie(room), "retry_label": locale.Text(lang, locale.TryAgain)}
+	brand(values, lang, room)
+	values["title"], values["text"] = locale.Text(lang, locale.WorkTitle), locale.Text(lang, locale.WorkText)
+	values["progress_label"], values["progress_note"] = locale.Text(lang, locale.WorkLabel), locale.Text(lang, locale.WorkProgress)
+	values["done_note"], values["noscript_note"] = locale.Text(lang, locale.WorkDone), locale.Text(lang, locale.WorkNoScript)
+	if queue.NoScript(room, c) {
+		// A second more than the gate asks: the pass's issue time is
+		// in whole seconds.
+		values["noscript_refresh"] = strconv.Itoa(int(queue.NoScriptWait/time.Second)+1) + "; url=" + next
+		values["noscript_note"] = locale.Text(lang, locale.WorkWait)
+	}
+	q.page(w, room.QueueStatusCode, templates.Work.Name, templates.Work, values)
 }

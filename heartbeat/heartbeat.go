@@ -1,7 +1,7 @@
 // Package heartbeat is the script origin pages include to keep an admitted
 // reader's session while the page is visible: the edge serves it at
 // ScriptPath, and it posts to Path every interval the edge answers with
-// (see edge/heartbeat.go for the answer, docs/visitors.md "Keeping readers' places:
+// (see edge/session.go for the answer, docs/visitors.md "Keeping readers' places:
 // the heartbeat" for its use).
 package heartbeat
 
