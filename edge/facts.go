@@ -9,14 +9,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"strconv"
-	"strings"
 
-	"github.com/edgequeue/waitingroom/accesslog"
 	"github.com/edgequeue/waitingroom/match"
-	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/urlnorm"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
@@ -90,44 +86,6 @@ func readAsked(r *fsthttp.Request) asked {
 		a.passes = lines
 	}
 	return a
-}
-
-// passValues are the values of room's pass a request offers: its cookies
-// and, for a client without a cookie jar, its PassHeader. Both are read
-// alike and bounded together (queue.CookieValues), and the gate verifies
-// each for this room: a pass another room issued is refused as a forged
-// one would be.
-func (q *request) passValues(r *fsthttp.Request, room *queue.Room) []string {
-	lines := r.Header.Values("Cookie")
-	if len(q.asked.passes) > 0 {
-		lines = append(lines[:len(lines):len(lines)], q.asked.passes...)
-	}
-	return queue.CookieValues(lines, room.CookieName)
-}
-
-// workCookie is the cookie in which room's work page keeps the solution
-// of its proof of work.
-func workCookie(room *queue.Room) string { return room.CookieName + "_work" }
-
-// work is every solution of the proof of work r offers for room: its
-// WorkHeader, then each value of its work page's cookie. All are tried,
-// as passes are: a cookie planted from a sibling domain comes first, and
-// must not hide the browser's own.
-func (q *request) work(r *fsthttp.Request, room *queue.Room) []string {
-	v := queue.CookieValues(r.Header.Values("Cookie"), workCookie(room))
-	if q.asked.work != "" {
-		v = append([]string{q.asked.work}, v...)
-	}
-	return v
-}
-
-// givePass sets PassHeader for a client that reads it (one that sent the
-// header or asked for JSON): pass is room's new pass, or "" to withdraw
-// it.
-func (q *request) givePass(h fsthttp.Header, room *queue.Room, pass string) {
-	if q.asked.passHeader || q.asked.json {
-		h.Set(PassHeader, room.CookieName+"="+pass)
-	}
 }
 
 // The request's target: its host and path in the one form the rules and
@@ -209,108 +167,8 @@ func (q *request) guard(w fsthttp.ResponseWriter, r *fsthttp.Request, t target) 
 	return true
 }
 
-// The client a request comes from: its address, and the names it goes by
-// in Limits' counters, audit entries and log lines.
-
-// ClientKey names the client a request comes from for Limits: its IPv4
-// address, or the /64 network of an IPv6 one (one household or phone gets
-// a whole /64, so its addresses are one client). It is "" for a request
-// without a usable address, which is then not limited.
-func ClientKey(ip net.IP) string {
-	if v4 := ip.To4(); v4 != nil {
-		return v4.String()
-	}
-	if len(ip) != net.IPv6len {
-		return ""
-	}
-	prefix := ip.Mask(net.CIDRMask(64, 128))
-	return strings.TrimSuffix(prefix.String(), "::") + "::/64"
-}
-
-// NetworkKey names the network of addr for the limits per network: its
-// IPv4 /24 or IPv6 /48 ("203.0.113.0/24", "2001:db8:1::/48"; an
-// IPv4-mapped address is its IPv4 one's), or "" for the zero Addr.
-func NetworkKey(addr netip.Addr) string {
-	if !addr.IsValid() {
-		return ""
-	}
-	addr = addr.Unmap()
-	bits := 48
-	if addr.Is4() {
-		bits = 24
-	}
-	p, err := addr.Prefix(bits)
-	if err != nil {
-		return ""
-	}
-	return p.String()
-}
-
-// clientIP is the address r comes from. The SDK gives the address alone;
-// one with a port (a native test's) is read too.
-func clientIP(r *fsthttp.Request) net.IP {
-	addr := r.RemoteAddr
-	if host, _, err := net.SplitHostPort(addr); err == nil {
-		addr = host
-	}
-	return net.ParseIP(addr)
-}
-
-// clientKey names the client of r for Limits, or "" when r has no usable
-// address.
-func clientKey(r *fsthttp.Request) string { return ClientKey(clientIP(r)) }
-
-// clientAddr is ip as a netip.Addr (an IPv4-mapped one unmapped), or the
-// zero Addr when ip is not an address.
-func clientAddr(ip net.IP) netip.Addr {
-	a, ok := netip.AddrFromSlice(ip)
-	if !ok {
-		return netip.Addr{}
-	}
-	return a.Unmap()
-}
-
-// ClientHash names the client of r in audit entries and log lines
-// without keeping its address: an HMAC of the address under the service's
-// signing key, so the same client has the same name across requests and
-// nobody without the key can tell which address it was. 16 hex digits
-// tell apart the operators and clients a log will ever hold.
-func ClientHash(keys *queue.KeySet, r *fsthttp.Request) string {
-	return accesslog.ClientHash(keys.Key(), clientAddr(clientIP(r)).String())
-}
-
 // What only the platform knows of a request (its country, bot detection's
 // verdict, Fastly ACLs, secrets), for the rules of package match.
-
-// Geo tells where a client address is: Fastly's geolocation at the edge.
-type Geo interface {
-	// Country is the ISO 3166-1 alpha-2 code of ip's country as the
-	// platform reports it, or "" when it has no record of ip.
-	Country(ip netip.Addr) (string, error)
-	// AS is the number of the autonomous system ip belongs to, or 0 when
-	// the platform has no record of ip.
-	AS(ip netip.Addr) (int, error)
-}
-
-// ACLs looks client addresses up in the service's Fastly ACLs.
-type ACLs interface {
-	// Lookup returns the action ("ALLOW", "BLOCK", ...) of the entry of
-	// the ACL called name that matches ip, or "" when no entry does. It
-	// returns an error wrapping ErrNotFound when the service has no ACL
-	// of that name.
-	Lookup(name string, ip netip.Addr) (string, error)
-}
-
-// Bots is what Fastly's bot detection made of the request.
-type Bots interface {
-	// Verified reports whether bot detection analysed r, detected a bot,
-	// and verified it is the bot it claims to be.
-	Verified(r *fsthttp.Request) (bool, error)
-	// Bad reports whether bot detection analysed r and detected a bot it
-	// did not verify, other than an accessibility tool (a screen reader
-	// is a person's).
-	Bad(r *fsthttp.Request) (bool, error)
-}
 
 // facts answers the rules' questions about a request from the Handler's
 // platform interfaces. The rules (package match) ask each at most once per request

@@ -5,10 +5,8 @@ package edge
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/store"
@@ -39,11 +37,6 @@ func stripReserved(h fsthttp.Header) {
 // hstsHeader is Strict-Transport-Security; see Settings.HSTSMaxAge.
 const hstsHeader = "Strict-Transport-Security"
 
-// expired is a cookie that deletes the room's pass.
-func expired(room *queue.Room) string {
-	return room.CookieName + "=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax"
-}
-
 // obey carries out the origin's commands and returns the cookie to set in
 // place of the one planned ("" to keep it).
 func (q *request) obey(ctx context.Context, gate *queue.Gate, room *queue.Room, d queue.Decision, values []string) string {
@@ -72,15 +65,6 @@ func (q *request) obey(ctx context.Context, gate *queue.Gate, room *queue.Room, 
 		}
 	}
 	return cookie
-}
-
-// cookie renders the decision's pass as a Set-Cookie value, or "".
-func (q *request) cookie(room *queue.Room, d queue.Decision) string {
-	if d.Pass == "" {
-		return ""
-	}
-	return fmt.Sprintf("%s=%s; Path=/; Max-Age=%d; HttpOnly; Secure; SameSite=Lax",
-		room.CookieName, d.Pass, int(d.PassTTL/time.Second))
 }
 
 // forward streams the request to the origin and the answer back, adding
@@ -135,4 +119,9 @@ func (q *request) forward(ctx context.Context, w fsthttp.ResponseWriter, r *fsth
 	if _, err := io.Copy(w, resp.Body); err != nil {
 		q.Logf("origin: %q %q: streaming the answer: %v", r.Method, r.URL.Path, err)
 	}
+}
+
+// Origin forwards an admitted request to the protected site.
+type Origin interface {
+	Send(ctx context.Context, r *fsthttp.Request) (*fsthttp.Response, error)
 }

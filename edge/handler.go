@@ -28,23 +28,22 @@
 // waits) or forward.go (the origin's, for one admitted). Beside the path,
 // and never a stop on it: settings.go (what a sandbox reads and keeps),
 // setup.go (the "Not set up yet" checks), accesslog.go (the structured
-// log, which wraps the response), nocookies.go (a client that keeps no
-// cookie), session.go (the heartbeat and the leave link), invite.go and
-// operator.go (the admin panel and API).
+// log, which wraps the response), client.go (the names a client goes
+// by), nocookies.go (a client that keeps no cookie), session.go (the
+// heartbeat and the leave link), invite.go and operator.go (the admin
+// panel and API). A stage calls the stages after it and the files beside
+// the path, never one before it; every stage reads the request's state
+// and the platform's ports, which this file declares.
 package edge
 
 import (
 	"context"
+	"net/netip"
 	"time"
 
 	"github.com/edgequeue/waitingroom/store"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
-
-// Origin forwards an admitted request to the protected site.
-type Origin interface {
-	Send(ctx context.Context, r *fsthttp.Request) (*fsthttp.Response, error)
-}
 
 // Handler serves the waiting room over the platform's ports. Build one
 // per sandbox and let it serve the sandbox's requests, one at a time.
@@ -193,4 +192,34 @@ func (h *Handler) newRequest(r *fsthttp.Request) *request {
 	q.keep()
 	q.settings = q.loadSettings()
 	return q
+}
+
+// Geo tells where a client address is: Fastly's geolocation at the edge.
+type Geo interface {
+	// Country is the ISO 3166-1 alpha-2 code of ip's country as the
+	// platform reports it, or "" when it has no record of ip.
+	Country(ip netip.Addr) (string, error)
+	// AS is the number of the autonomous system ip belongs to, or 0 when
+	// the platform has no record of ip.
+	AS(ip netip.Addr) (int, error)
+}
+
+// ACLs looks client addresses up in the service's Fastly ACLs.
+type ACLs interface {
+	// Lookup returns the action ("ALLOW", "BLOCK", ...) of the entry of
+	// the ACL called name that matches ip, or "" when no entry does. It
+	// returns an error wrapping ErrNotFound when the service has no ACL
+	// of that name.
+	Lookup(name string, ip netip.Addr) (string, error)
+}
+
+// Bots is what Fastly's bot detection made of the request.
+type Bots interface {
+	// Verified reports whether bot detection analysed r, detected a bot,
+	// and verified it is the bot it claims to be.
+	Verified(r *fsthttp.Request) (bool, error)
+	// Bad reports whether bot detection analysed r and detected a bot it
+	// did not verify, other than an accessibility tool (a screen reader
+	// is a person's).
+	Bad(r *fsthttp.Request) (bool, error)
 }

@@ -285,3 +285,54 @@ func (q *request) decoy(w fsthttp.ResponseWriter, r *fsthttp.Request, room *queu
 	}
 	q.queuePage(w, r, room, d)
 }
+
+// passValues are the values of room's pass a request offers: its cookies
+// and, for a client without a cookie jar, its PassHeader. Both are read
+// alike and bounded together (queue.CookieValues), and the gate verifies
+// each for this room: a pass another room issued is refused as a forged
+// one would be.
+func (q *request) passValues(r *fsthttp.Request, room *queue.Room) []string {
+	lines := r.Header.Values("Cookie")
+	if len(q.asked.passes) > 0 {
+		lines = append(lines[:len(lines):len(lines)], q.asked.passes...)
+	}
+	return queue.CookieValues(lines, room.CookieName)
+}
+
+// work is every solution of the proof of work r offers for room: its
+// WorkHeader, then each value of its work page's cookie. All are tried,
+// as passes are: a cookie planted from a sibling domain comes first, and
+// must not hide the browser's own.
+func (q *request) work(r *fsthttp.Request, room *queue.Room) []string {
+	v := queue.CookieValues(r.Header.Values("Cookie"), workCookie(room))
+	if q.asked.work != "" {
+		v = append([]string{q.asked.work}, v...)
+	}
+	return v
+}
+
+// requestOrigin is r's Origin, when it sends exactly one.
+func requestOrigin(r *fsthttp.Request) (string, bool) {
+	v := r.Header.Values("Origin")
+	if len(v) != 1 {
+		return "", false
+	}
+	return v[0], true
+}
+
+// allowCORS lets a script on r's origin read room's answer, when room
+// lists the origin. A room that lists any origin answers each origin
+// differently, hence Vary: Origin on all its answers.
+func (q *request) allowCORS(h fsthttp.Header, r *fsthttp.Request, room *queue.Room) {
+	if len(room.CORSOrigins) == 0 {
+		return
+	}
+	h.Add("Vary", "Origin")
+	origin, ok := requestOrigin(r)
+	if !ok || !room.AllowsOrigin(origin) {
+		return
+	}
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Set("Access-Control-Allow-Credentials", "true")
+	h.Set("Access-Control-Expose-Headers", PassHeader+", Retry-After")
+}

@@ -8,6 +8,7 @@ package edge
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -548,4 +549,31 @@ func (q *request) workPage(w fsthttp.ResponseWriter, r *fsthttp.Request, room *q
 		values["noscript_note"] = locale.Text(lang, locale.WorkWait)
 	}
 	q.page(w, room.QueueStatusCode, templates.Work.Name, templates.Work, values)
+}
+
+// expired is a cookie that deletes the room's pass.
+func expired(room *queue.Room) string {
+	return room.CookieName + "=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax"
+}
+
+// cookie renders the decision's pass as a Set-Cookie value, or "".
+func (q *request) cookie(room *queue.Room, d queue.Decision) string {
+	if d.Pass == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s=%s; Path=/; Max-Age=%d; HttpOnly; Secure; SameSite=Lax",
+		room.CookieName, d.Pass, int(d.PassTTL/time.Second))
+}
+
+// workCookie is the cookie in which room's work page keeps the solution
+// of its proof of work.
+func workCookie(room *queue.Room) string { return room.CookieName + "_work" }
+
+// givePass sets PassHeader for a client that reads it (one that sent the
+// header or asked for JSON): pass is room's new pass, or "" to withdraw
+// it.
+func (q *request) givePass(h fsthttp.Header, room *queue.Room, pass string) {
+	if q.asked.passHeader || q.asked.json {
+		h.Set(PassHeader, room.CookieName+"="+pass)
+	}
 }

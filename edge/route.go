@@ -132,32 +132,6 @@ const (
 // answer to a preflight.
 const PreflightMaxAge = "600"
 
-// requestOrigin is r's Origin, when it sends exactly one.
-func requestOrigin(r *fsthttp.Request) (string, bool) {
-	v := r.Header.Values("Origin")
-	if len(v) != 1 {
-		return "", false
-	}
-	return v[0], true
-}
-
-// allowCORS lets a script on r's origin read room's answer, when room
-// lists the origin. A room that lists any origin answers each origin
-// differently, hence Vary: Origin on all its answers.
-func (q *request) allowCORS(h fsthttp.Header, r *fsthttp.Request, room *queue.Room) {
-	if len(room.CORSOrigins) == 0 {
-		return
-	}
-	h.Add("Vary", "Origin")
-	origin, ok := requestOrigin(r)
-	if !ok || !room.AllowsOrigin(origin) {
-		return
-	}
-	h.Set("Access-Control-Allow-Origin", origin)
-	h.Set("Access-Control-Allow-Credentials", "true")
-	h.Set("Access-Control-Expose-Headers", PassHeader+", Retry-After")
-}
-
 // preflight answers a CORS preflight (OPTIONS with Origin and
 // Access-Control-Request-Method) for room j.Room, and reports whether it
 // did. Preflights carry no credentials, so in the line they could only
