@@ -2,9 +2,13 @@ package queue
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/edgequeue/waitingroom/challenge"
@@ -278,4 +282,112 @@ func newID() (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(b[:]), nil
+}
+
+// Bounds on what CookieValues will look at. A browser never sends more than
+// a few values under one name; anything beyond this is an attack or a bug,
+// and verifying each value costs an HMAC.
+const (
+	maxCookieValues   = 8
+	maxCookieValueLen = 4096
+)
+
+// CookieValues returns the values of every cookie called name in the given
+// Cookie header lines, in order. It accepts what browsers and broken clients
+// send: many cookies, odd spacing, duplicates, quoted values, and pairs
+// without '=' (skipped). Values longer than any pass could be are skipped,
+// and at most a handful are returned.
+func CookieValues(lines []string, name string) []string {
+	var values []string
+	for _, line := range lines {
+		for len(line) > 0 {
+			var part string
+			if i := strings.IndexByte(line, ';'); i >= 0 {
+				part, line = line[:i], line[i+1:]
+			} else {
+				part, line = line, ""
+			}
+			// Trimming only shortens a name: most cookies are ruled out
+			// by length before paying for TrimSpace, a call TinyGo's
+			// size-optimised build does not inline.
+			eq := strings.IndexByte(part, '=')
+			if eq < len(name) || strings.TrimSpace(part[:eq]) != name {
+				continue
+			}
+			v := strings.TrimSpace(part[eq+1:])
+			if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+				v = v[1 : len(v)-1]
+			}
+			if v == "" || len(v) > maxCookieValueLen {
+				continue
+			}
+			values = append(values, v)
+			if len(values) == maxCookieValues {
+				return values
+			}
+		}
+	}
+	return values
+}
+
+// BindMode is what a room ties its passes to, so that a pass copied to
+// another client does not work there: a session cookie shared by thirty
+// scripts would otherwise put thirty clients on one place.
+//
+// Binding is a trade-off. The User-Agent is stable for a browser but
+// shared by every copy of the same browser version, so it stops only
+// careless sharing; the network prefix stops sharing across networks but
+// sends a phone that moves from Wi-Fi to mobile data back to the line
+// (with a fresh ticket), so it suits desktop-heavy sales behind strict
+// limits. None binds nothing.
+type BindMode string
+
+// The bind modes.
+const (
+	// BindNone accepts a pass from any client.
+	BindNone BindMode = "none"
+	// BindUserAgent ties a pass to the browser's User-Agent header.
+	BindUserAgent BindMode = "user_agent"
+	// BindIPPrefix ties a pass to the client's network: its IPv4 /24 or
+	// IPv6 /48.
+	BindIPPrefix BindMode = "ip_prefix"
+	// BindBoth ties a pass to both.
+	BindBoth BindMode = "ip_prefix+user_agent"
+)
+
+// DefaultBindMode is what a room binds when it does not say.
+const DefaultBindMode = BindUserAgent
+
+// bindLen is the bytes of SHA-256 a binding keeps: enough that a client
+// cannot find another User-Agent with the same binding by trying, short
+// enough for the cookie.
+const bindLen = 12
+
+// Binding is the value a pass for this client carries under mode: a short
+// hash of what the mode ties it to, or "" for BindNone.
+func Binding(mode BindMode, userAgent string, ip net.IP) string {
+	h := sha256.New()
+	switch mode {
+	case BindNone:
+		return ""
+	case BindUserAgent:
+		h.Write([]byte("ua\x00" + userAgent))
+	case BindIPPrefix:
+		h.Write([]byte("ip\x00" + ipPrefix(ip)))
+	default: // BindBoth; ParseRoom allows nothing else
+		h.Write([]byte("ip\x00" + ipPrefix(ip) + "\x00ua\x00" + userAgent))
+	}
+	var sum [sha256.Size]byte
+	return base64.RawURLEncoding.EncodeToString(h.Sum(sum[:0])[:bindLen])
+}
+
+// ipPrefix is ip's /24 (IPv4, including IPv4-mapped IPv6) or /48 (IPv6).
+func ipPrefix(ip net.IP) string {
+	if v4 := ip.To4(); v4 != nil {
+		return v4.Mask(net.CIDRMask(24, 32)).String() + "/24"
+	}
+	if len(ip) != net.IPv6len {
+		return "unknown"
+	}
+	return ip.Mask(net.CIDRMask(48, 128)).String() + "/48"
 }
