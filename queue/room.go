@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/edgequeue/waitingroom/match"
@@ -161,62 +162,94 @@ const (
 const unset = -1 << 30
 
 // number is one of the room's numeric settings: its name in package
-// settings' table, and the field that holds it.
+// settings' table, and the field that holds it (an int or a float64).
 type number struct {
-	name string
-	i    *int
-	f    *float64
+	name  string
+	field reflect.Value
 }
 
 func (n number) get() float64 {
-	if n.i != nil {
-		return float64(*n.i)
+	if n.field.Kind() == reflect.Int {
+		return float64(n.field.Int())
 	}
-	return *n.f
+	return n.field.Float()
 }
 
 func (n number) set(v float64) {
-	if n.i != nil {
-		*n.i = int(v)
+	if n.field.Kind() == reflect.Int {
+		n.field.SetInt(int64(v))
 	} else {
-		*n.f = v
+		n.field.SetFloat(v)
 	}
 }
 
-// numbers are the room's numeric settings: every field of Room whose JSON
-// name is a numeric row of package settings' table. They are found by
-// the JSON names so that a new numeric setting is its row and its field,
-// and takes its default and range from the row with no list to keep.
-func (r *Room) numbers() []number {
-	var ns []number
-	v := reflect.ValueOf(r).Elem()
-	for i := 0; i < v.NumField(); i++ {
-		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
-		if s, ok := settings.Lookup(settings.Room[:], name); !ok || !s.Kind.Numeric() {
-			continue
+// numberField is where Room holds one numeric setting.
+type numberField struct {
+	index int
+	name  string
+}
+
+// The fields of Room's numeric settings, found at first use
+// (numberFields).
+var (
+	numberFieldsOnce  sync.Once
+	numberFieldsFound []numberField
+)
+
+// numberFields are Room's numeric settings: every int or float64 field
+// whose JSON name is a numeric row of package settings' table. They are
+// found by the JSON names so that a new numeric setting is its row and
+// its field, and takes its default and range from the row with no list
+// to keep; found once, because reading a struct's fields allocates.
+func numberFields() []numberField {
+	numberFieldsOnce.Do(func() {
+		t := reflect.TypeOf(Room{})
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			s, ok := settings.Lookup(settings.Room[:], name)
+			if ok && s.Kind.Numeric() && (f.Type.Kind() == reflect.Int || f.Type.Kind() == reflect.Float64) {
+				numberFieldsFound = append(numberFieldsFound, numberField{index: i, name: name})
+			}
 		}
-		switch p := v.Field(i).Addr().Interface().(type) {
-		case *int:
-			ns = append(ns, number{name: name, i: p})
-		case *float64:
-			ns = append(ns, number{name: name, f: p})
-		}
-	}
-	return ns
+	})
+	return numberFieldsFound
+}
+
+// number is r's numeric setting held in f.
+func (r *Room) number(f numberField) number {
+	return number{name: f.name, field: reflect.ValueOf(r).Elem().Field(f.index)}
 }
 
 // checkChoice checks a value of a setting the table gives choices (mode,
-// on_store_error, bind_session, queue_status_code...), in the words of
-// the table.
+// on_store_error, bind_session), in the words of the table.
 func checkChoice(name, got string) error {
 	choices := settings.Get(settings.Room[:], name).Choices
-	for _, c := range strings.Split(choices, "|") {
-		if c == got {
+	for rest := choices; rest != ""; {
+		var c string
+		if c, rest, _ = strings.Cut(rest, "|"); c == got {
 			return nil
 		}
 	}
+	return choiceError(name, choices, strconv.Quote(got))
+}
+
+// checkChoiceInt is checkChoice for a number (queue_status_code).
+func checkChoiceInt(name string, got int) error {
+	choices := settings.Get(settings.Room[:], name).Choices
+	for rest := choices; rest != ""; {
+		var c string
+		c, rest, _ = strings.Cut(rest, "|")
+		if n, err := strconv.Atoi(c); err == nil && n == got {
+			return nil
+		}
+	}
+	return choiceError(name, choices, strconv.Itoa(got))
+}
+
+func choiceError(name, choices, got string) error {
 	list := strings.Split(choices, "|")
-	return fmt.Errorf("%s: must be %s or %s, got %q", name, strings.Join(list[:len(list)-1], ", "), list[len(list)-1], got)
+	return fmt.Errorf("%s: must be %s or %s, got %s", name, strings.Join(list[:len(list)-1], ", "), list[len(list)-1], got)
 }
 
 // ParseRoom decodes and validates one room definition, with the defaults
@@ -230,8 +263,8 @@ func ParseRoom(name string, data []byte) (*Room, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	r := &Room{}
-	for _, n := range r.numbers() {
-		n.set(unset)
+	for _, f := range numberFields() {
+		r.number(f).set(unset)
 	}
 	if err := dec.Decode(r); err != nil {
 		return nil, fmt.Errorf("%w: room %q: %v", ErrInvalidRoom, name, renamed(err))
@@ -263,7 +296,8 @@ func renamed(err error) error {
 // applyDefaults gives each setting left out its default. A number 0 that
 // its range refuses is taken as left out too, as it always was.
 func (r *Room) applyDefaults() {
-	for _, n := range r.numbers() {
+	for _, f := range numberFields() {
+		n := r.number(f)
 		s := settings.Get(settings.Room[:], n.name)
 		if v := n.get(); v == unset || v == 0 && s.Ranged && s.Min > 0 || v == 0 && s.Choices != "" {
 			n.set(s.Default)
@@ -319,16 +353,19 @@ func (r *Room) validate() error {
 	if err := r.Decoy.Compile(); err != nil {
 		return err
 	}
-	for _, c := range [...][2]string{{"mode", string(r.Mode)}, {"on_store_error", string(r.OnStoreError)},
-		{"bind_session", string(r.BindSession)}, {"queue_status_code", strconv.Itoa(r.QueueStatusCode)}} {
+	for _, c := range [...][2]string{{"mode", string(r.Mode)}, {"on_store_error", string(r.OnStoreError)}, {"bind_session", string(r.BindSession)}} {
 		if err := checkChoice(c[0], c[1]); err != nil {
 			return err
 		}
 	}
+	if err := checkChoiceInt("queue_status_code", r.QueueStatusCode); err != nil {
+		return err
+	}
 	if r.NewUsersPerMinute == 0 && r.MaxActiveUsers == 0 && (r.Mode == Fifo || r.Mode == Random) {
 		return errors.New("new_users_per_minute or max_active_users: set at least one, or nobody is ever admitted")
 	}
-	for _, n := range r.numbers() {
+	for _, f := range numberFields() {
+		n := r.number(f)
 		if err := settings.Get(settings.Room[:], n.name).Check(n.get()); err != nil {
 			return err
 		}

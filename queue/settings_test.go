@@ -57,13 +57,12 @@ func TestSettingsTable(t *testing.T) {
 		}
 	}
 	// Every numeric room setting gets its default and range from the
-	// table through numbers, which finds it by its JSON name: a numeric
+	// table through numberFields, which finds it by its JSON name: a numeric
 	// row needs an int or float64 field of Room (not of a struct Room
 	// embeds) with that name.
-	var r Room
 	var bound []string
-	for _, n := range r.numbers() {
-		bound = append(bound, n.name)
+	for _, f := range numberFields() {
+		bound = append(bound, f.name)
 	}
 	numeric := names(settings.Room[:], func(s settings.Setting) bool { return s.Kind.Numeric() })
 	slices.Sort(bound)
@@ -120,19 +119,14 @@ func TestSettingsReachTheStore(t *testing.T) {
 		"inactivity_timeout": true, "priority_share": true, "shards": true}
 	now := time.Unix(1_700_000_000, 0)
 	const def = `{"paths":["/"],"max_active_users":5,"new_users_per_minute":5,"shards":2}`
-	for _, n := range (&Room{}).numbers() {
+	for _, f := range numberFields() {
 		base, changed := mustRoom(t, "shop", def), mustRoom(t, "shop", def)
-		for _, c := range changed.numbers() {
-			if c.name != n.name {
-				continue
-			}
-			s := settings.Get(settings.Room[:], c.name)
-			v := c.get() + 1
-			if s.Ranged && v > s.Max {
-				v = c.get() - 1
-			}
-			c.set(v)
+		n := changed.number(f)
+		v := n.get() + 1
+		if s := settings.Get(settings.Room[:], n.name); s.Ranged && v > s.Max {
+			v = n.get() - 1
 		}
+		n.set(v)
 		if got := !reflect.DeepEqual(base.Policy(now), changed.Policy(now)); got != reaches[n.name] {
 			t.Errorf("%s reaches the store: %v, listed %v: list it as it is (and see this test's comment for what a setting the store needs takes)", n.name, got, reaches[n.name])
 		}
