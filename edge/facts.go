@@ -1,7 +1,8 @@
 // The request's facts, the first stage of serving it: what it asked in the
-// waiting room's own headers, its target in the one normal form the rules
-// and the origin act on, the client it comes from, and what only the
-// platform knows of it. The stages after this one read them.
+// waiting room's own headers (read, then stripped) and its arrival mark
+// (taken off its URL), its target in the one normal form the rules and
+// the origin act on, and what only the platform knows of it. The stages
+// after this one read them.
 
 package edge
 
@@ -10,7 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/edgequeue/waitingroom/match"
 	"github.com/edgequeue/waitingroom/urlnorm"
@@ -86,6 +89,76 @@ func readAsked(r *fsthttp.Request) asked {
 		a.passes = lines
 	}
 	return a
+}
+
+// ReservedPrefix begins every header through which the waiting room and
+// its origin speak (FailOpenHeader, queue.CommandHeader, and any to
+// come). A visitor's request never carries one to the origin:
+// stripReserved removes them all as the request arrives.
+const ReservedPrefix = "Waiting-Room-"
+
+// stripReserved removes every header that begins with ReservedPrefix, in
+// any case, so a visitor cannot pose as the edge ("Waiting-Room-Fail-Open:
+// store-unavailable" on an admitted request) to the origin.
+func stripReserved(h fsthttp.Header) {
+	for _, k := range h.Keys() {
+		if len(k) >= len(ReservedPrefix) && strings.EqualFold(k[:len(ReservedPrefix)], ReservedPrefix) {
+			h.Del(k)
+		}
+	}
+}
+
+// ArrivalMark is the query parameter the arrival redirect adds to the URL
+// it sends a visitor back to; its value is MarkArrival's. The edge takes
+// it off every request before anything else reads the query: the origin
+// never receives it, and the visitor's pages drop it from the address bar.
+const ArrivalMark = "_wr_arrival"
+
+// TakeArrivalMark removes every ArrivalMark parameter from u's query (a
+// name that reads as it once percent-decoded too) and returns the first
+// one's value; found is false, and u untouched, when there is none. The
+// other parameters keep their bytes and their order.
+func TakeArrivalMark(u *url.URL) (mark string, found bool) {
+	q := u.RawQuery
+	var kept []byte
+	for start := 0; start <= len(q) && q != ""; {
+		end := strings.IndexByte(q[start:], '&')
+		if end < 0 {
+			end = len(q)
+		} else {
+			end += start
+		}
+		part := q[start:end]
+		name, value, _ := strings.Cut(part, "=")
+		switch {
+		case isMarkName(name) && !found:
+			mark, found = value, true
+			kept = append(make([]byte, 0, len(q)), q[:max(start-1, 0)]...)
+		case isMarkName(name):
+		case found:
+			if len(kept) > 0 {
+				kept = append(kept, '&')
+			}
+			kept = append(kept, part...)
+		}
+		start = end + 1
+	}
+	if found {
+		u.RawQuery = string(kept)
+	}
+	return mark, found
+}
+
+// isMarkName reports whether a query parameter's raw name is ArrivalMark.
+func isMarkName(name string) bool {
+	if name == ArrivalMark {
+		return true
+	}
+	if len(name) < len(ArrivalMark) || strings.IndexByte(name, '%') < 0 {
+		return false
+	}
+	decoded, err := url.QueryUnescape(name)
+	return err == nil && decoded == ArrivalMark
 }
 
 // The request's target: its host and path in the one form the rules and

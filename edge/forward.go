@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strings"
 
 	"github.com/edgequeue/waitingroom/queue"
 	"github.com/edgequeue/waitingroom/store"
@@ -16,23 +15,6 @@ import (
 // FailOpenHeader marks a request admitted only because the store could not
 // be asked, in a room whose on_store_error is "open".
 const FailOpenHeader = "Waiting-Room-Fail-Open"
-
-// ReservedPrefix begins every header through which the waiting room and
-// its origin speak (FailOpenHeader, queue.CommandHeader, and any to
-// come). A visitor's request never carries one to the origin:
-// stripReserved removes them all as the request arrives.
-const ReservedPrefix = "Waiting-Room-"
-
-// stripReserved removes every header that begins with ReservedPrefix, in
-// any case, so a visitor cannot pose as the edge ("Waiting-Room-Fail-Open:
-// store-unavailable" on an admitted request) to the origin.
-func stripReserved(h fsthttp.Header) {
-	for _, k := range h.Keys() {
-		if len(k) >= len(ReservedPrefix) && strings.EqualFold(k[:len(ReservedPrefix)], ReservedPrefix) {
-			h.Del(k)
-		}
-	}
-}
 
 // hstsHeader is Strict-Transport-Security; see Settings.HSTSMaxAge.
 const hstsHeader = "Strict-Transport-Security"

@@ -3,9 +3,10 @@
 // back to their URL with a mark; a request that comes back marked and
 // still without a pass is from a client that dropped the pass, and gets a
 // page (or JSON) saying that the line needs the cookie, or for an app the
-// PassHeader. The mark is taken off every request as it arrives, so the
-// origin never sees it, and it is signed, bound to the client and short
-// lived, so a crafted or shared one changes nothing for anybody else.
+// PassHeader. The mark is taken off every request as it arrives
+// (TakeArrivalMark, with the request's facts), so the origin never sees
+// it, and it is signed, bound to the client and short lived, so a crafted
+// or shared one changes nothing for anybody else.
 
 package edge
 
@@ -16,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -26,12 +26,6 @@ import (
 	"github.com/edgequeue/waitingroom/templates"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
-
-// ArrivalMark is the query parameter the arrival redirect adds to the URL
-// it sends a visitor back to; its value is MarkArrival's. The edge takes
-// it off every request before anything else reads the query: the origin
-// never receives it, and the visitor's pages drop it from the address bar.
-const ArrivalMark = "_wr_arrival"
 
 // MarkTTL is how long after the arrival redirect a marked request without
 // a pass is taken for a client that dropped the pass. A client follows a
@@ -83,53 +77,6 @@ func checkMark(keys *queue.KeySet, room string, r *fsthttp.Request, mark string,
 		return age, fmt.Errorf("given %s ago, more than %s", age.Truncate(time.Second), MarkTTL)
 	}
 	return age, nil
-}
-
-// TakeArrivalMark removes every ArrivalMark parameter from u's query (a
-// name that reads as it once percent-decoded too) and returns the first
-// one's value; found is false, and u untouched, when there is none. The
-// other parameters keep their bytes and their order.
-func TakeArrivalMark(u *url.URL) (mark string, found bool) {
-	q := u.RawQuery
-	var kept []byte
-	for start := 0; start <= len(q) && q != ""; {
-		end := strings.IndexByte(q[start:], '&')
-		if end < 0 {
-			end = len(q)
-		} else {
-			end += start
-		}
-		part := q[start:end]
-		name, value, _ := strings.Cut(part, "=")
-		switch {
-		case isMarkName(name) && !found:
-			mark, found = value, true
-			kept = append(make([]byte, 0, len(q)), q[:max(start-1, 0)]...)
-		case isMarkName(name):
-		case found:
-			if len(kept) > 0 {
-				kept = append(kept, '&')
-			}
-			kept = append(kept, part...)
-		}
-		start = end + 1
-	}
-	if found {
-		u.RawQuery = string(kept)
-	}
-	return mark, found
-}
-
-// isMarkName reports whether a query parameter's raw name is ArrivalMark.
-func isMarkName(name string) bool {
-	if name == ArrivalMark {
-		return true
-	}
-	if len(name) < len(ArrivalMark) || strings.IndexByte(name, '%') < 0 {
-		return false
-	}
-	decoded, err := url.QueryUnescape(name)
-	return err == nil && decoded == ArrivalMark
 }
 
 // marked is r's URI with mark added as ArrivalMark, last.
