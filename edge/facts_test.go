@@ -526,3 +526,31 @@ func TestLogLinesQuoted(t *testing.T) {
 		t.Errorf("origin failure log %q", c.logs)
 	}
 }
+
+func TestTakeArrivalMark(t *testing.T) {
+	tests := []struct {
+		query, kept, mark string
+		found             bool
+	}{
+		{"", "", "", false},
+		{"a=1&b=2", "a=1&b=2", "", false},
+		{"_wr_arrival=x", "", "x", true},
+		{"_wr_arrival=x&a=1", "a=1", "x", true},
+		{"a=1&_wr_arrival=x", "a=1", "x", true},
+		{"a=1&_wr_arrival=x&b=%2F&c", "a=1&b=%2F&c", "x", true},
+		{"_wr_arrival=x&_wr_arrival=y&a=1", "a=1", "x", true},                               // the first counts, all go
+		{"%5Fwr%5Farrival=x&a=1", "a=1", "x", true},                                         // as the origin would decode it
+		{"_wr_arrival&a=1", "a=1", "", true},                                                // without a value
+		{"a=_wr_arrival%3Dx&_wr_arrivals=1", "a=_wr_arrival%3Dx&_wr_arrivals=1", "", false}, // a value, another name
+		{"_WR_ARRIVAL=x", "_WR_ARRIVAL=x", "", false},                                       // names are case-sensitive
+		{"%zz=1&_wr_arrival=x", "%zz=1", "x", true},                                         // a bad escape is another name
+		{"a=1&&_wr_arrival=x&", "a=1&&", "x", true},                                         // empty parts kept as sent
+	}
+	for _, tc := range tests {
+		u := &url.URL{Path: "/p", RawQuery: tc.query}
+		mark, found := TakeArrivalMark(u)
+		if u.RawQuery != tc.kept || mark != tc.mark || found != tc.found {
+			t.Errorf("%q: kept %q, mark %q, found %v; want %q, %q, %v", tc.query, u.RawQuery, mark, found, tc.kept, tc.mark, tc.found)
+		}
+	}
+}
