@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "4f224d9434666cd490e8b216ea07036277b817f5"
+const lineScriptSHA = "62f97f3446f4fb6431ff1c40c0509f444711fcf9"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.
