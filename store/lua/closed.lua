@@ -1,6 +1,7 @@
 -- closed.lua: join, vip and poll while the room is closed (the live mode
 -- is reject). It opens the operations' dispatch, whose branches follow,
--- one part each, to actions.lua, which ends it.
+-- one part each, to actions.lua, which ends it; joined is the tickets
+-- handed out before the op, for history.lua.
 -- KEYS: arrivals; waiting, sessions, called, ended (closed_poll).
 -- ARGV: op, arrival, ticket, epoch.
 -- Reply: ticket, outcome.
