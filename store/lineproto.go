@@ -9,7 +9,7 @@ import (
 )
 
 // lineScriptSHA is line.lua's SHA-1 in hex: the name EVALSHA knows it by.
-const lineScriptSHA = "4f224d9434666cd490e8b216ea07036277b817f5"
+const lineScriptSHA = "2fd3b15a837abda3ff3b684c3d8b01c145c327dd"
 
 // lineArgs are line.lua's arguments, by name: argv writes the header and
 // then the tail of Op, in the script's order.

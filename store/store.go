@@ -3,8 +3,9 @@
 // the live sessions, a lazily refilled token bucket that sets the admission
 // rate, and the operator's pause switch.
 //
-// Every operation is one atomic Lua script (line.lua) run in Redis, one
-// round trip, on the room's eleven keys, all named with the room as a
+// Every operation is one atomic Lua script (line.lua, which go generate
+// assembles from its parts in lua/) run in Redis, one round trip, on the
+// room's eleven keys, all named with the room as a
 // hash tag (wr:{room}:line, ...) so they share one cluster slot and
 // Upstash can lock just them; its arguments and reply are named in one
 // table (genline/protocol.go) that go generate turns into both sides. The

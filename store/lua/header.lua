@@ -1,0 +1,131 @@
+-- header.lua: what the script keeps where, and the bounds of its work.
+-- KEYS: none touched here; all eleven are described below.
+-- ARGV: none read here; the protocol section, next, names them all.
+-- Reply: none set here.
+--
+-- One operation on one room's line, atomically. See package store.
+--
+-- Keys (every one passed in KEYS, all named wr:{room}:..., so a room's keys
+-- share one cluster slot and Upstash's allow-key-locking holds):
+-- KEYS[1] hash: the line's state, its numbers in the field s and its
+--               strings in rkey, ev, ev_key and d_key (see "The line's
+--               state" below): epoch, issued, admitted, tokens, raw, lt,
+--               paused, queue_all, random, w_start, w_end, open_first,
+--               open_since, trim_mark, trim_at, admissions per minute
+-- KEYS[2] zset: live sessions, member = ticket, score = expiry
+-- KEYS[3] zset: called tickets not yet claimed, score = claim deadline
+-- KEYS[4] zset: waiting tickets, score = last seen
+-- KEYS[5] zset: arrivals, member = arrival id, score = its ticket
+-- KEYS[6] zset: ended sessions (tombstones), member = ticket, score = until
+-- KEYS[7] zset: closed random-order windows, member = score = last ticket
+-- KEYS[8] zset: invites used, member = invite id, score = keep-until minute
+--               * 1e6 + uses
+-- KEYS[9] hash: the room's history, one field per minute of the last day
+--               (minute mod 1440), "minute,epoch,issued,admitted,joins,
+--               calls,active,waiting,refusals,issued first moved, issued
+--               last moved, admitted first moved, admitted last moved"
+--               (ms into the minute, -1 when they did not)
+-- KEYS[10] list: the operator's audit log, newest first, JSON entries
+-- KEYS[11] zset: draw keys drawn, score = their event's end (ms)
+-- Every score that is a time is in line time (below), in milliseconds.
+-- The line's hash also holds the priority lane (p_issued, p_admitted,
+-- p_credit, p_trim) and the scheduled event (ev, ev_pq, ev_state,
+-- ev_first, ev_start, ev_key, ev_until, d_first, d_last, d_key), and the
+-- operator's live overrides (o_rate, o_burst, o_cap, o_mode; '' for none).
+--
+-- ARGV: a header every operation sends, then the operation's own tail;
+-- the reply: one list, the same for every operation. Both are named in
+-- the protocol section below, generated from store/genline/protocol.go,
+-- which documents every argument and reply field; the script reads them
+-- by name (arg('ticket'), REPLY.outcome), never by position. Every
+-- argument is checked before anything is written: a bad one, a missing
+-- one, or an unknown op, is an error and changes nothing.
+-- outcome: join/vip/poll 0 waiting, 1 admitted (the ticket is the live
+--          session <epoch>.<ticket>), 2 lost (poll: the place is gone, and
+--          no new one is handed out), 3 (vip) the invite is used up, 4
+--          closed (the live mode is reject: no ticket handed out, none
+--          called); renew 1 ok, 0 gone; other ops 0.
+--
+-- Operator overrides. limits sets the live rate, burst, capacity or mode,
+-- clear clears them all; they replace the configured values in every call
+-- until cleared. passthrough calls everyone at once; reject hands out no
+-- ticket and calls nobody (live sessions continue). reset starts the line
+-- afresh under a new epoch: every ticket and session of the old one is
+-- void; the switches, overrides, invites used, history and audit log stay.
+-- An action's audit entry is appended in the same call, with the state
+-- before and after, and the log is capped at AUDIT_CAP entries.
+--
+-- History. A call writes its minute's record: the counters, sessions and
+-- waiting tickets as it leaves them, and what it added (tickets handed
+-- out, called, requests refused); a poll, renewal or stats call that moved
+-- nothing, at most once a second. A record is overwritten a day later, so
+-- the history never outgrows 1440 fields.
+--
+-- Priority lane. A vip join (an invite) takes a ticket in the room's
+-- priority lane, numbered -1, -2, ...: called first come, first served,
+-- ahead of the regular line, but at most the priority share of the
+-- admissions while regular tickets wait (a credit earned by each regular
+-- call pays for a priority one), so the regular line never stalls; when no
+-- regular ticket waits, priority tickets take every place. An invite's uses
+-- are counted here, in the same call that hands out the ticket.
+--
+-- Scheduled events. The first call at or after an event's pre-queue start
+-- enters it (exactly once: an event is its name and schedule, and a key
+-- once drawn is never entered again): tickets from then on form
+-- the pre-queue, and nobody from it is called until the draw. The first
+-- call at or after the start draws: the pre-queue's tickets are called in
+-- the keyed permutation of the draw key (the edge commits to the key's hash
+-- when the pre-queue opens and reveals the key after the draw), and later
+-- tickets follow in the room's own order. The pre-queue keeps the start
+-- it was last passed (the operator may move it) and the key it was entered
+-- with: it is drawn at that start even if its event is no longer passed
+-- (removed or renamed), so nobody is held for ever and no stray call can
+-- draw it early.
+--
+-- Line time. The script keeps its own clock, lt, advanced by the time
+-- between calls as the callers stamp it; a stamp more than TOLERANCE
+-- behind the last resynchronises without advancing. Every deadline (a
+-- waiting visitor's last poll, a claim window, a session's expiry, a
+-- tombstone) is in line time, which follows the wall clock: a gap counts
+-- in full, however long and whoever is in line, so a night with tickets
+-- left behind, or visitors polling seldom (a background tab), leaves no
+-- deadline standing. The one exception is an outage the edge observed: a
+-- caller that reports a store failure since the last call seen here
+-- (failed_at: the latest failure its POP saw, or the failed renewal its
+-- holder's pass carries, reported on the next call that succeeds) makes
+-- the gap count STEP at most, so the outage costs nobody a place, a call
+-- or a session. A silence nobody saw fail is a quiet spell, not an
+-- outage. The token bucket counts real time between calls, at most burst
+-- plus catch-up's worth of it.
+--
+-- "admitted" counts positions in the calling order. In first-come order the
+-- position is the ticket; in random order, visitors who arrived within the
+-- same window are called in a keyed pseudorandom permutation of that
+-- window's tickets, so no per-visitor state is stored and nobody waits
+-- behind a later window. Only arithmetic is used, no bitwise library and
+-- no hashing helper: Upstash runs its own Lua engine and promises neither.
+--
+-- Bounded work: one call calls at most MAX_CALLS tickets and passes over
+-- at most MAX_CALLS tickets whose holders left; the rest wait for the next
+-- call. Per-call cost does not grow with the line or the windows.
+local STEP, TOLERANCE = 5000, 2000
+local MAX_CALLS = 10000
+-- A poll of a ticket more than FAR positions behind the last called, within
+-- FAST_WITHIN ms of the last call that did the line's work, is answered
+-- without doing it (see "A poll far from the front" below).
+local FAR, FAST_WITHIN = 2 * MAX_CALLS, 1000
+-- Expired entries are forgotten once a second of line time (SWEEP_EVERY),
+-- at most SWEEP from each set; the rest are forgotten by the next sweeps,
+-- and are not counted meanwhile.
+local SWEEP, SWEEP_EVERY = 5000, 1000
+local MAX_INT = 2 ^ 53
+local MAX_USES = 100000
+-- An arrival is known at least as long as its pass can be presented
+-- (queue.ArrivalTTL, in ms): a join that replays it after its place is
+-- gone is then answered lost, never given a second place.
+local ARRIVAL_MS = 600000
+local AUDIT_CAP, DAY = 1000, 1440
+-- An action is known by its id among the newest RECENT_ACTIONS entries
+-- of the audit log: retries come within minutes, and a room's operators
+-- act far less often than that.
+local RECENT_ACTIONS = 100
