@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/edgequeue/waitingroom/control"
-	"github.com/edgequeue/waitingroom/store"
 	"github.com/edgequeue/waitingroom/store/shard"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
@@ -18,106 +17,71 @@ import (
 // maxForm bounds a form body: the panel's forms hold a few short fields.
 const maxForm = 8 << 10
 
-// action is one of the panel's forms, posted to Path/<name>: it reads its
-// fields and asks the operator to act, and says what it did, for the log.
-type action func(ctx context.Context, p *Panel, room string, form url.Values) (done string, err error)
-
-// actionNamed is the panel's form of that name, or nil. (A function, not
-// a package-level map: TinyGo computes initializers at compile time, and
-// the edge module keeps none; see tools/edgerules.)
-func actionNamed(name string) action {
-	switch name {
-	case "admit":
-		return admit
-	case "pause":
-		return switchTo(store.Pause)
-	case "queue_all":
-		return switchTo(store.QueueAll)
-	case "resume":
-		return switchTo(store.Resume)
-	case "limits":
-		return setLimits
-	case "clear":
-		return clearOverrides
-	case "reset":
-		return reset
+// readForm reads a's fields from its posted form, as control.Kind says
+// the panel reads each, and says what was typed in them, for the log.
+func readForm(a control.Action, form url.Values) (control.Input, []string, error) {
+	in := control.Input{}
+	var typed []string
+	for _, f := range a.Fields {
+		v := form.Get(f.Name)
+		if f.Kind == control.Text {
+			in[f.Name] = v
+			continue
+		}
+		if v = strings.TrimSpace(v); v == "" && f.Required == "" {
+			continue
+		}
+		if len(a.Fields) > 1 {
+			typed = append(typed, f.Name+"="+v)
+		} else {
+			typed = append(typed, v)
+		}
+		want := f.Want
+		switch f.Kind {
+		case control.Whole:
+			n, err := strconv.ParseInt(v, 10, 64)
+			if want == "" {
+				want = "a whole number"
+			}
+			if err != nil {
+				return nil, nil, &control.InputError{Field: f.Name, Message: fmt.Sprintf("must be %s, not %q", want, v)}
+			}
+			in[f.Name] = n
+		case control.Number:
+			x, err := strconv.ParseFloat(v, 64)
+			if want == "" {
+				want = "a number"
+			}
+			if err != nil {
+				return nil, nil, &control.InputError{Field: f.Name, Message: fmt.Sprintf("must be %s, not %q", want, v)}
+			}
+			in[f.Name] = x
+		default:
+			in[f.Name] = v
+		}
 	}
-	return nil
+	return in, typed, nil
 }
 
-func admit(ctx context.Context, p *Panel, room string, form url.Values) (string, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(form.Get("n")), 10, 64)
+// run carries out a with what its form holds, and says what it did, for
+// the log.
+func (p *Panel) run(ctx context.Context, a control.Action, room string, form url.Values) (string, error) {
+	in, typed, err := readForm(a, form)
 	if err != nil {
-		return "", &control.InputError{Field: "n", Message: fmt.Sprintf("must be a whole number from 1 to %d, not %q", store.MaxCallsPerOp, form.Get("n"))}
-	}
-	_, err = p.Op.Admit(ctx, room, n, p.Actor)
-	return "admit " + strconv.FormatInt(n, 10), err
-}
-
-func switchTo(c store.Control) action {
-	return func(ctx context.Context, p *Panel, room string, _ url.Values) (string, error) {
-		_, err := p.Op.Control(ctx, room, c, p.Actor)
-		return string(c), err
-	}
-}
-
-// setLimits sets the live values the form gives; a blank field leaves its
-// value as it is.
-func setLimits(ctx context.Context, p *Panel, room string, form url.Values) (string, error) {
-	var l control.Limits
-	var set []string
-	field := func(name string) (string, bool) {
-		v := strings.TrimSpace(form.Get(name))
-		if v != "" {
-			set = append(set, name+"="+v)
-		}
-		return v, v != ""
-	}
-	whole := func(name string, to **int) error {
-		v, ok := field(name)
-		if !ok {
-			return nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return &control.InputError{Field: name, Message: fmt.Sprintf("must be a whole number, not %q", v)}
-		}
-		*to = &n
-		return nil
-	}
-	if err := whole("max_active_users", &l.MaxActiveUsers); err != nil {
 		return "", err
 	}
-	if v, ok := field("new_users_per_minute"); ok {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return "", &control.InputError{Field: "new_users_per_minute", Message: fmt.Sprintf("must be a number, not %q", v)}
-		}
-		l.NewUsersPerMinute = &f
+	done := a.Form.Log
+	if len(typed) > 0 {
+		done += " " + strings.Join(typed, " ")
 	}
-	if err := whole("burst", &l.Burst); err != nil {
-		return "", err
-	}
-	if v, ok := field("mode"); ok {
-		l.Mode = &v
-	}
-	_, err := p.Op.SetLimits(ctx, room, l, p.Actor)
-	return "set " + strings.Join(set, " "), err
-}
-
-func clearOverrides(ctx context.Context, p *Panel, room string, _ url.Values) (string, error) {
-	_, err := p.Op.ClearOverrides(ctx, room, p.Actor)
-	return "clear overrides", err
-}
-
-func reset(ctx context.Context, p *Panel, room string, form url.Values) (string, error) {
-	_, err := p.Op.Reset(ctx, room, form.Get("confirm"), p.Actor)
-	return "reset", err
+	_, err = a.Run(ctx, p.Op, room, in, p.Actor)
+	return done, err
 }
 
 // act carries out one posted form, then sends the browser back to the
 // room on the panel, or shows why nothing was done.
-func (p *Panel) act(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, name string) {
+func (p *Panel) act(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Request, a control.Action) {
+	name := a.Name
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxForm+1))
 	if err != nil || len(body) > maxForm {
 		p.failed(w, r, fsthttp.StatusBadRequest, "Not done", "The form is missing or too large.")
@@ -138,7 +102,7 @@ func (p *Panel) act(ctx context.Context, w fsthttp.ResponseWriter, r *fsthttp.Re
 	if p.SetActionID != nil {
 		p.SetActionID(form.Get("id"))
 	}
-	done, err := actionNamed(name)(ctx, p, room, form)
+	done, err := p.run(ctx, a, room, form)
 	if err != nil {
 		p.Logf("admin: %s in room %q by %s %s refused: %v", name, room, p.Actor.Via, p.Actor.Client, err)
 		code, msg := refusal(err, room)

@@ -63,11 +63,8 @@ type Panel struct {
 type Operator interface {
 	Overview(ctx context.Context, room string, span time.Duration) (control.Stats, []control.Point, error)
 	Audit(ctx context.Context, cursor string, limit int) (control.AuditPage, error)
-	Admit(ctx context.Context, room string, n int64, who store.Actor) (store.Line, error)
-	Control(ctx context.Context, room string, c store.Control, who store.Actor) (store.Line, error)
-	SetLimits(ctx context.Context, room string, l control.Limits, who store.Actor) (store.Line, error)
-	ClearOverrides(ctx context.Context, room string, who store.Actor) (store.Line, error)
-	Reset(ctx context.Context, room, confirm string, who store.Actor) (store.Line, error)
+	// Acts carries out the actions of control.Actions.
+	control.Acts
 }
 
 // Password is the secret that opens the panel: 16 characters of a
@@ -105,17 +102,18 @@ func (p *Panel) ServeHTTP(ctx context.Context, w fsthttp.ResponseWriter, r *fsth
 		return
 	}
 	action := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, p.Path), "/")
+	a, isAction := control.ActionNamed(action)
 	switch {
 	case action == "" && (r.Method == fsthttp.MethodGet || r.Method == fsthttp.MethodHead):
 		p.overview(ctx, w, r)
-	case actionNamed(action) != nil:
+	case isAction:
 		if r.Method != fsthttp.MethodPost {
 			w.Header().Set("Allow", "POST")
 			p.Logf("admin: refused %q %q: not a POST", r.Method, r.URL.Path)
 			p.failed(w, r, fsthttp.StatusMethodNotAllowed, "Not done", action+" takes a POST, from the panel's form.")
 			return
 		}
-		p.act(ctx, w, r, action)
+		p.act(ctx, w, r, a)
 	default:
 		p.Logf("admin: refused %q %q: no such page", r.Method, r.URL.Path)
 		p.failed(w, r, fsthttp.StatusNotFound, "No such page", "The panel has no page "+strconv.Quote(action)+".")

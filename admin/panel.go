@@ -356,35 +356,85 @@ func (p *Panel) roomSection(b *strings.Builder, i int, base *queue.Room, rd read
 		stateNumbers(b, st)
 		limitsTable(b, st)
 	}
-	fmt.Fprintf(b, `<h3>Controls</h3>%s<label for="%s-n">Visitors to admit now</label> <input id="%[2]s-n" name="n" type="number" min="1" max="%d" value="10" required> <button>Admit<span class="vh"> in room %s</span></button></form>`,
-		f.open(p, "admit", name, ""), id, store.MaxCallsPerOp, name)
-	for _, c := range []struct{ action, label string }{{"pause", "Pause"}, {"queue_all", "Queue all"}, {"resume", "Resume"}} {
-		b.WriteString(f.open(p, c.action, name, "") + `<button>` + c.label + `<span class="vh"> room ` + name + `</span></button></form>`)
+	for _, a := range control.Actions() {
+		p.actionForm(b, a, id, name, f)
 	}
-	b.WriteString(`<p class="hint">Pause: nobody new is called (admit still works). Queue all: nobody enters, called visitors are held without losing their turn. Resume undoes both.</p>`)
-
-	b.WriteString(f.open(p, "limits", name, "") + `<fieldset><legend>Set live values (a blank field is left as it is)</legend>`)
-	for _, in := range []struct{ field, label, attrs string }{
-		{"max_active_users", "Capacity (0: no cap)", `min="0" step="1"`},
-		{"new_users_per_minute", "Rate per minute (0: no rate)", `min="0" step="any"`},
-		{"burst", "Burst", `min="0" step="1"`},
-	} {
-		fmt.Fprintf(b, `<span class="field"><label for="%s-%s">%s</label><input id="%[1]s-%[2]s" name="%[2]s" type="number" %[4]s></span>`,
-			id, in.field, in.label, in.attrs)
-	}
-	fmt.Fprintf(b, `<span class="field"><label for="%s-mode">Mode</label><select id="%[1]s-mode" name="mode"><option value="">as it is</option>`, id)
-	for _, m := range []queue.Mode{queue.Fifo, queue.Random, queue.Passthrough, queue.Reject} {
-		b.WriteString(`<option>` + html.EscapeString(string(m)) + `</option>`)
-	}
-	b.WriteString(`</select></span> <button>Set live values<span class="vh"> of room ` + name + `</span></button></fieldset></form>`)
-	b.WriteString(f.open(p, "clear", name, "") + `<button>Clear all overrides<span class="vh"> of room ` + name + `</span></button></form>`)
-
-	fmt.Fprintf(b, `<h3>Reset</h3><p class="hint" id="%s-reset-hint">A reset starts the line afresh: everyone waiting or inside goes back to a new, empty line. Type the room's name, <strong>%s</strong>, to confirm.</p>`, id, name)
-	fmt.Fprintf(b, `%s<label for="%s-confirm">Room name, to confirm the reset</label> <input id="%[2]s-confirm" name="confirm" autocomplete="off" spellcheck="false" required aria-describedby="%[2]s-reset-hint"> <button class="danger">Reset room %s</button></form>`,
-		f.open(p, "reset", name, ""), id, name)
 
 	historySection(b, id, rd)
 	b.WriteString("</section>")
+}
+
+// actionForm is a's form for the room of section id and (escaped)
+// name, as its control.Form describes it.
+func (p *Panel) actionForm(b *strings.Builder, a control.Action, id, name string, f forms) {
+	fm := a.Form
+	if fm.Heading != "" {
+		b.WriteString("<h3>" + fm.Heading + "</h3>")
+	}
+	described := ""
+	if fm.Intro != "" {
+		hint := id + "-" + a.Name + "-hint"
+		described = ` aria-describedby="` + hint + `"`
+		b.WriteString(`<p class="hint" id="` + hint + `">` + strings.ReplaceAll(fm.Intro, "{room}", "<strong>"+name+"</strong>") + "</p>")
+	}
+	var fields []string
+	for _, fd := range a.Fields {
+		input := id + "-" + fd.Name
+		ctl := `<input id="` + input + `" name="` + fd.Name + `"`
+		if fd.Kind == control.Whole || fd.Kind == control.Number {
+			ctl += ` type="number"`
+		}
+		if fd.Attrs != "" {
+			ctl += " " + fd.Attrs
+		}
+		if fd.Required != "" {
+			ctl += " required"
+		}
+		ctl += described + ">"
+		if fd.Kind == control.Choice {
+			ctl = `<select id="` + input + `" name="` + fd.Name + `">`
+			if fd.Required == "" {
+				ctl += `<option value="">as it is</option>`
+			}
+			for _, c := range fd.Choices {
+				ctl += `<option>` + html.EscapeString(c) + `</option>`
+			}
+			ctl += "</select>"
+		}
+		label := `<label for="` + input + `">` + fd.Label + `</label>`
+		if fm.Legend != "" {
+			fields = append(fields, `<span class="field">`+label+ctl+`</span>`)
+		} else {
+			fields = append(fields, label+" "+ctl)
+		}
+	}
+	b.WriteString(f.open(p, a.Name, name, ""))
+	if fm.Legend != "" {
+		b.WriteString("<fieldset><legend>" + fm.Legend + "</legend>" + strings.Join(fields, ""))
+	} else {
+		b.WriteString(strings.Join(fields, " "))
+	}
+	if len(fields) > 0 {
+		b.WriteString(" ")
+	}
+	b.WriteString("<button")
+	if fm.Danger {
+		b.WriteString(` class="danger"`)
+	}
+	b.WriteString(">" + fm.Button)
+	if fm.For != "" {
+		b.WriteString(`<span class="vh"> ` + fm.For + " " + name + "</span>")
+	} else {
+		b.WriteString(" " + name)
+	}
+	b.WriteString("</button>")
+	if fm.Legend != "" {
+		b.WriteString("</fieldset>")
+	}
+	b.WriteString("</form>")
+	if fm.Hint != "" {
+		b.WriteString(`<p class="hint">` + fm.Hint + "</p>")
+	}
 }
 
 // historySection is the room's charts: the last hour, the last day.

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/edgequeue/waitingroom/control"
 	"github.com/fastly/compute-sdk-go/fsthttp"
 )
 
@@ -18,74 +19,164 @@ import (
 // four short fields.
 const maxBody = 4 << 10
 
-// readJSON reads the request's body, a JSON object, into v (a pointer to
-// a struct), refusing fields v does not have, null values, and anything
-// after the object. An empty body is refused when required, else leaves v
-// as it is.
-func readJSON(r *fsthttp.Request, v any, required bool) error {
+// readInput reads the request's body, a JSON object of fields, into an
+// Input as encoding/json would read it into a struct of the fields'
+// types with DisallowUnknownFields: the first field in the body's order
+// that is unknown or of the wrong type is refused, a name matches a field
+// in any case. Then a field named in another case than the field's ("N"
+// for "n") and a null value, which would read as a field left out, are
+// refused too, in name order, so that a body with two faults always gets
+// the same answer; and so is anything after the object. An empty body is
+// refused when there are fields, else reads as no field; so does null.
+// Last, a Required field left out is refused.
+func readInput(r *fsthttp.Request, fields []control.Field) (control.Input, error) {
+	in := control.Input{}
+	body, err := readBody(r, len(fields) > 0)
+	if err != nil || body == nil {
+		return in, err
+	}
+	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
+		return nil, &Error{Status: fsthttp.StatusUnsupportedMediaType, Code: "unsupported_media_type",
+			Message: fmt.Sprintf("the body must be sent as Content-Type: application/json, not %s", quote(ct))}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var object map[string]json.RawMessage
+	if err := dec.Decode(&object); err != nil {
+		return nil, jsonRefusal(err)
+	}
+	if object != nil {
+		if err := readFields(body, fields, in); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, &Error{Status: fsthttp.StatusBadRequest, Code: "invalid_json", Message: "the body holds more than one JSON object"}
+	}
+	names := make([]string, 0, len(object))
+	for name := range object {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if string(object[name]) == "null" {
+			return nil, &Error{Status: fsthttp.StatusBadRequest, Code: "invalid_field", Field: name,
+				Message: "must not be null: leave the field out instead"}
+		}
+		if field(fields, name, false) == nil {
+			return nil, &Error{Status: fsthttp.StatusBadRequest, Code: "unknown_field", Field: name,
+				Message: "is not a field of this request (names are case-sensitive; see the OpenAPI document)"}
+		}
+	}
+	return in, required(in, fields)
+}
+
+// readFields reads the fields of body, a JSON object, into in in the
+// body's order: a later value of a field replaces an earlier one, and
+// the first fault is the answer.
+func readFields(body []byte, fields []control.Field, in control.Input) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.Token() // {
+	var fault error
+	for dec.More() {
+		key, _ := dec.Token()
+		name, _ := key.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return jsonRefusal(err)
+		}
+		f := field(fields, name, true)
+		if f == nil {
+			if fault == nil {
+				fault = &Error{Status: fsthttp.StatusBadRequest, Code: "unknown_field", Field: name, Message: "is not a field of this request (see the OpenAPI document)"}
+			}
+			continue
+		}
+		if string(raw) == "null" {
+			continue
+		}
+		v, err := decode(raw, f.Kind)
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) {
+			typ.Field = f.Name
+		}
+		if err != nil && fault == nil {
+			fault = jsonRefusal(err)
+		}
+		if err == nil {
+			in[f.Name] = v
+		}
+	}
+	return fault
+}
+
+// field is the field of that name, in any case when anyCase, preferring
+// the exact one; nil when none is.
+func field(fields []control.Field, name string, anyCase bool) *control.Field {
+	var folded *control.Field
+	for i := range fields {
+		switch {
+		case fields[i].Name == name:
+			return &fields[i]
+		case anyCase && folded == nil && strings.EqualFold(fields[i].Name, name):
+			folded = &fields[i]
+		}
+	}
+	return folded
+}
+
+// decode is a field's JSON value as its kind holds it.
+func decode(raw json.RawMessage, k control.Kind) (any, error) {
+	switch k {
+	case control.Whole:
+		var n int64
+		err := json.Unmarshal(raw, &n)
+		return n, err
+	case control.Number:
+		var x float64
+		err := json.Unmarshal(raw, &x)
+		return x, err
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
+}
+
+// required refuses in when it lacks a Required field.
+func required(in control.Input, fields []control.Field) error {
+	for _, f := range fields {
+		if _, ok := in[f.Name]; !ok && f.Required != "" {
+			return &control.InputError{Field: f.Name, Message: "is required: " + f.Required}
+		}
+	}
+	return nil
+}
+
+// readBody reads the request's body, at most maxBody bytes: nil when it
+// is empty, which is refused when required.
+func readBody(r *fsthttp.Request, required bool) ([]byte, error) {
 	tooLarge := &Error{Status: fsthttp.StatusRequestEntityTooLarge, Code: "body_too_large",
 		Message: fmt.Sprintf("the body is larger than %d bytes", maxBody)}
 	if n, err := strconv.ParseInt(r.Header.Get("Content-Length"), 10, 64); err == nil && n > maxBody {
-		return tooLarge
+		return nil, tooLarge
 	}
 	var body []byte
 	if r.Body != nil {
 		var err error
 		body, err = io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 		if err != nil {
-			return &Error{Status: fsthttp.StatusBadRequest, Code: "invalid_json", Message: "the body could not be read: " + err.Error()}
+			return nil, &Error{Status: fsthttp.StatusBadRequest, Code: "invalid_json", Message: "the body could not be read: " + err.Error()}
 		}
 	}
 	if len(body) > maxBody {
-		return tooLarge
+		return nil, tooLarge
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		if required {
-			return &Error{Status: fsthttp.StatusBadRequest, Code: "invalid_json", Message: "the body must be a JSON object; it is empty"}
+			return nil, &Error{Status: fsthttp.StatusBadRequest, Code: "invalid_json", Message: "the body must be a JSON object; it is empty"}
 		}
-		return nil
+		return nil, nil
 	}
-	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
-		return &Error{Status: fsthttp.StatusUnsupportedMediaType, Code: "unsupported_media_type",
-			Message: fmt.Sprintf("the body must be sent as Content-Type: application/json, not %s", quote(ct))}
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return jsonRefusal(err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return &Error{Status: fsthttp.StatusBadRequest, Code: "invalid_json", Message: "the body holds more than one JSON object"}
-	}
-	return checkNames(body, v)
-}
-
-// checkNames refuses what encoding/json lets through into v, decoded
-// from body: a field named in another case than v's ("N" for "n"), and a
-// null, which reads as a field left out. Fields are checked in name
-// order, so a body with two faults always gets the same answer.
-func checkNames(body []byte, v any) error {
-	var fields, known map[string]json.RawMessage
-	canonical, err := json.Marshal(v)
-	if err != nil || json.Unmarshal(canonical, &known) != nil || json.Unmarshal(body, &fields) != nil {
-		return &Error{Status: fsthttp.StatusBadRequest, Code: "invalid_json", Message: "the body must be a JSON object"}
-	}
-	names := make([]string, 0, len(fields))
-	for name := range fields {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if string(fields[name]) == "null" {
-			return &Error{Status: fsthttp.StatusBadRequest, Code: "invalid_field", Field: name,
-				Message: "must not be null: leave the field out instead"}
-		}
-		if _, ok := known[name]; !ok {
-			return &Error{Status: fsthttp.StatusBadRequest, Code: "unknown_field", Field: name,
-				Message: "is not a field of this request (names are case-sensitive; see the OpenAPI document)"}
-		}
-	}
-	return nil
+	return body, nil
 }
 
 // isJSON reports whether a Content-Type header says JSON (any charset).

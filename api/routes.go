@@ -54,20 +54,17 @@ const roomParam = "{room}"
 // routes is the API's routes, in a function rather than a package-level
 // table: the edge module initialises package-level variables with
 // literals only (see package main).
+// The operator's actions are control.Actions' routes.
 func routes() []route {
-	return []route{
+	all := []route{
 		{fsthttp.MethodGet, "/rooms", []string{"cursor"}, (*Handler).rooms},
 		{fsthttp.MethodGet, "/rooms/{room}/stats", nil, (*Handler).stats},
 		{fsthttp.MethodGet, "/rooms/{room}/history", []string{"minutes"}, (*Handler).history},
-		{fsthttp.MethodPost, "/rooms/{room}/admit", nil, (*Handler).admit},
-		{fsthttp.MethodPost, "/rooms/{room}/pause", nil, (*Handler).pause},
-		{fsthttp.MethodPost, "/rooms/{room}/resume", nil, (*Handler).resume},
-		{fsthttp.MethodPost, "/rooms/{room}/queue_all", nil, (*Handler).queueAll},
-		{fsthttp.MethodPost, "/rooms/{room}/reset", nil, (*Handler).reset},
-		{fsthttp.MethodPatch, "/rooms/{room}/limits", nil, (*Handler).setLimits},
-		{fsthttp.MethodDelete, "/rooms/{room}/limits", nil, (*Handler).clearLimits},
-		{fsthttp.MethodGet, "/audit", []string{"cursor", "limit"}, (*Handler).audit},
 	}
+	for _, a := range control.Actions() {
+		all = append(all, route{a.Method, a.Path, nil, func(h *Handler, c *call) error { return h.act(c, a) }})
+	}
+	return append(all, route{fsthttp.MethodGet, "/audit", []string{"cursor", "limit"}, (*Handler).audit})
 }
 
 // match reports whether path (escaped, below Handler.Path) is rt's, and
@@ -294,68 +291,15 @@ func (h *Handler) done(c *call, action string, l store.Line, err error) error {
 	return nil
 }
 
-// admitBody is POST /rooms/{room}/admit's body.
-type admitBody struct {
-	N *int64 `json:"n"`
-}
-
-func (h *Handler) admit(c *call) error {
-	var b admitBody
-	if err := readJSON(c.r, &b, true); err != nil {
+// act carries out a with the fields of the request's body (a JSON
+// object of them, required when a has any; see readInput).
+func (h *Handler) act(c *call, a control.Action) error {
+	in, err := readInput(c.r, a.Fields)
+	if err != nil {
 		return err
 	}
-	if b.N == nil {
-		return &control.InputError{Field: "n", Message: fmt.Sprintf("is required: how many visitors to let in, 1 to %d", store.MaxCallsPerOp)}
-	}
-	l, err := h.Operator.Admit(c.ctx, c.room, *b.N, h.actor())
-	return h.done(c, "admit", l, err)
-}
-
-func (h *Handler) pause(c *call) error    { return h.live(c, store.Pause) }
-func (h *Handler) resume(c *call) error   { return h.live(c, store.Resume) }
-func (h *Handler) queueAll(c *call) error { return h.live(c, store.QueueAll) }
-
-// live applies a live control; the body may be empty or {}.
-func (h *Handler) live(c *call, ctl store.Control) error {
-	if err := readJSON(c.r, &struct{}{}, false); err != nil {
-		return err
-	}
-	l, err := h.Operator.Control(c.ctx, c.room, ctl, h.actor())
-	return h.done(c, string(ctl), l, err)
-}
-
-// resetBody is POST /rooms/{room}/reset's body.
-type resetBody struct {
-	Confirm *string `json:"confirm"`
-}
-
-func (h *Handler) reset(c *call) error {
-	var b resetBody
-	if err := readJSON(c.r, &b, true); err != nil {
-		return err
-	}
-	if b.Confirm == nil {
-		return &control.InputError{Field: "confirm", Message: "is required: the room's name, typed out, to confirm that everyone in line starts again"}
-	}
-	l, err := h.Operator.Reset(c.ctx, c.room, *b.Confirm, h.actor())
-	return h.done(c, "reset", l, err)
-}
-
-func (h *Handler) setLimits(c *call) error {
-	var b control.Limits
-	if err := readJSON(c.r, &b, true); err != nil {
-		return err
-	}
-	l, err := h.Operator.SetLimits(c.ctx, c.room, b, h.actor())
-	return h.done(c, "limits", l, err)
-}
-
-func (h *Handler) clearLimits(c *call) error {
-	if err := readJSON(c.r, &struct{}{}, false); err != nil {
-		return err
-	}
-	l, err := h.Operator.ClearOverrides(c.ctx, c.room, h.actor())
-	return h.done(c, "clear", l, err)
+	l, err := a.Run(c.ctx, h.Operator, c.room, in, h.actor())
+	return h.done(c, a.Name, l, err)
 }
 
 // AuditPage is what GET /audit answers: a page of the merged audit log.
