@@ -2,12 +2,16 @@ package apitest
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/edgequeue/waitingroom/control"
 )
 
-// validBody is a body op accepts for room; the routes not named take none.
+// validBody is a body op accepts for room; a route not named is given
+// the required fields of its operator action, if any (actionBody).
 func validBody(op operation, room string) []byte {
 	switch op.id {
 	case "admit":
@@ -16,6 +20,35 @@ func validBody(op operation, room string) []byte {
 		return []byte(`{"confirm":"` + room + `"}`)
 	case "setLimits":
 		return []byte(`{"max_active_users":3,"burst":2}`)
+	}
+	return actionBody(op, room)
+}
+
+// actionBody is a body of the required fields of the operator action
+// whose route op is (control.Actions): a whole number or a number 1, a
+// text the room's name, a choice the first. Nil for a route of no action
+// or of no required field.
+func actionBody(op operation, room string) []byte {
+	for _, a := range control.Actions() {
+		if a.Method != op.method || a.Path != op.path {
+			continue
+		}
+		body := map[string]any{}
+		for _, f := range a.Fields {
+			switch {
+			case f.Required == "":
+			case f.Kind == control.Text:
+				body[f.Name] = room
+			case f.Kind == control.Choice:
+				body[f.Name] = f.Choices[0]
+			default:
+				body[f.Name] = 1
+			}
+		}
+		if len(body) > 0 {
+			b, _ := json.Marshal(body)
+			return b
+		}
 	}
 	return nil
 }
