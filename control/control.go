@@ -1,6 +1,8 @@
 // Package control is what an operator can do to a room and read of it,
 // whichever surface they use: the admin panel and the admin API both act
-// through an Operator, so the two never differ in what they allow.
+// through an Operator, so the two never differ in what they allow. The
+// actions are one table (Actions, in actions.go), from which the panel
+// draws its forms and the API its routes.
 //
 // Every action is one store call per shard of the room that applies it
 // and appends it to the room's audit log atomically (store.Operate): the
