@@ -22,7 +22,8 @@ type schema struct {
 // TestDocumentCoversActions: every operator action of control.Actions
 // has its route in the OpenAPI document, with a body of exactly its
 // fields, of their kinds, required as they are, and required itself when
-// the action has fields (the API reads a body so: readInput).
+// the action has fields (the API reads a body so: readInput); and the
+// actions a Result names are the table's.
 func TestDocumentCoversActions(t *testing.T) {
 	var doc struct {
 		Paths      map[string]map[string]json.RawMessage `json:"paths"`
@@ -32,6 +33,24 @@ func TestDocumentCoversActions(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(openAPI), &doc); err != nil {
 		t.Fatal(err)
+	}
+	var result struct {
+		Properties struct {
+			Action schema `json:"action"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(doc.Components.Schemas["Result"], &result); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, a := range control.Actions() {
+		names = append(names, a.Name)
+	}
+	enum := result.Properties.Action.Enum
+	sort.Strings(names)
+	sort.Strings(enum)
+	if strings.Join(enum, " ") != strings.Join(names, " ") {
+		t.Errorf("a Result's action is one of %q, want %q", enum, names)
 	}
 	types := map[control.Kind]string{control.Whole: "integer", control.Number: "number", control.Text: "string", control.Choice: "string"}
 	for _, a := range control.Actions() {
