@@ -36,31 +36,31 @@ func readForm(a control.Action, form url.Values) (control.Input, []string, error
 		} else {
 			typed = append(typed, v)
 		}
-		want := f.Want
+		var err error
 		switch f.Kind {
 		case control.Whole:
-			n, err := strconv.ParseInt(v, 10, 64)
-			if want == "" {
-				want = "a whole number"
-			}
-			if err != nil {
-				return nil, nil, &control.InputError{Field: f.Name, Message: fmt.Sprintf("must be %s, not %q", want, v)}
-			}
-			in[f.Name] = n
+			in[f.Name], err = strconv.ParseInt(v, 10, 64)
 		case control.Number:
-			x, err := strconv.ParseFloat(v, 64)
-			if want == "" {
-				want = "a number"
-			}
-			if err != nil {
-				return nil, nil, &control.InputError{Field: f.Name, Message: fmt.Sprintf("must be %s, not %q", want, v)}
-			}
-			in[f.Name] = x
+			in[f.Name], err = strconv.ParseFloat(v, 64)
 		default:
 			in[f.Name] = v
 		}
+		if err != nil {
+			return nil, nil, &control.InputError{Field: f.Name, Message: fmt.Sprintf("must be %s, not %q", wanted(f), v)}
+		}
 	}
 	return in, typed, nil
+}
+
+// wanted is what f's value must be, as the panel says it.
+func wanted(f control.Field) string {
+	switch {
+	case f.Want != "":
+		return f.Want
+	case f.Kind == control.Whole:
+		return "a whole number"
+	}
+	return "a number"
 }
 
 // run carries out a with what its form holds, and says what it did, for
