@@ -39,7 +39,7 @@ func readForm(a control.Action, form url.Values) (control.Input, []string, error
 		var err error
 		switch f.Kind {
 		case control.Whole:
-			in[f.Name], err = strconv.ParseInt(v, 10, 64)
+			in[f.Name], err = strconv.Atoi(v)
 		case control.Number:
 			in[f.Name], err = strconv.ParseFloat(v, 64)
 		default:

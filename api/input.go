@@ -128,7 +128,7 @@ func field(fields []control.Field, name string, anyCase bool) *control.Field {
 func decode(raw json.RawMessage, k control.Kind) (any, error) {
 	switch k {
 	case control.Whole:
-		var n int64
+		var n int
 		err := json.Unmarshal(raw, &n)
 		return n, err
 	case control.Number:

@@ -10,7 +10,7 @@ import (
 
 // The operator actions, in one table: the admin panel draws a form for
 // each and the admin API serves a route for each, both from its row, so
-// that an action is added in one place (docs/development.md, "Adding an
+// that an action is added in one place (docs/development.md, "How to add an
 // operator action"). The audit log needs no row of its own: the store
 // records each action under its store operation, with the room's state
 // before and after.
@@ -19,9 +19,11 @@ import (
 type Kind int
 
 // The kinds of field. The panel reads a Whole, Number or Choice trimmed,
-// and leaves out a blank one; a Text it takes as typed, blank included.
-// The API takes a Whole as a JSON whole number (int64), a Number as a
-// JSON number (float64), a Text or Choice as a JSON string.
+// and leaves out a blank one unless it is Required (a blank Whole or
+// Number is then refused); a Text it takes as typed, blank included. The
+// API takes a Whole as a JSON whole number, a Number as a JSON number, a
+// Text or Choice as a JSON string. A Whole is an int, which is 32 bits in
+// the TinyGo build: a larger one is refused as not a whole number.
 const (
 	Whole Kind = iota + 1
 	Number
@@ -104,23 +106,14 @@ type Acts interface {
 	Reset(ctx context.Context, room, confirm string, who store.Actor) (store.Line, error)
 }
 
-// Input is what was given of an action's fields, by name: an int64 for
-// a Whole, a float64 for a Number, a string for a Text or a Choice.
+// Input is what was given of an action's fields, by name: an int for a
+// Whole, a float64 for a Number, a string for a Text or a Choice.
 type Input map[string]any
 
 // given is the field name as a T, or nil when it was not given.
 func given[T any](in Input, name string) *T {
 	if v, ok := in[name].(T); ok {
 		return &v
-	}
-	return nil
-}
-
-// integer is the Whole field name as an int, or nil.
-func (in Input) integer(name string) *int {
-	if v := given[int64](in, name); v != nil {
-		n := int(*v)
-		return &n
 	}
 	return nil
 }
@@ -153,7 +146,7 @@ func Actions() []Action {
 				Want: "a whole number from 1 to " + most, Label: "Visitors to admit now", Attrs: `min="1" max="` + most + `" value="10"`}},
 			Form: Form{Heading: "Controls", Button: "Admit", For: "in room", Log: "admit"},
 			Run: func(ctx context.Context, o Acts, room string, in Input, who store.Actor) (store.Line, error) {
-				return o.Admit(ctx, room, or0(given[int64](in, "n")), who)
+				return o.Admit(ctx, room, int64(or0(given[int](in, "n"))), who)
 			}},
 		switchTo(store.Pause, "Pause", ""),
 		switchTo(store.QueueAll, "Queue all", ""),
@@ -167,8 +160,8 @@ func Actions() []Action {
 			},
 			Form: Form{Legend: "Set live values (a blank field is left as it is)", Button: "Set live values", For: "of room", Log: "set"},
 			Run: func(ctx context.Context, o Acts, room string, in Input, who store.Actor) (store.Line, error) {
-				return o.SetLimits(ctx, room, Limits{MaxActiveUsers: in.integer("max_active_users"),
-					NewUsersPerMinute: given[float64](in, "new_users_per_minute"), Burst: in.integer("burst"), Mode: given[string](in, "mode")}, who)
+				return o.SetLimits(ctx, room, Limits{MaxActiveUsers: given[int](in, "max_active_users"),
+					NewUsersPerMinute: given[float64](in, "new_users_per_minute"), Burst: given[int](in, "burst"), Mode: given[string](in, "mode")}, who)
 			}},
 		{Name: "clear", Method: "DELETE", Path: "/rooms/{room}/limits",
 			Form: Form{Button: "Clear all overrides", For: "of room", Log: "clear overrides"},

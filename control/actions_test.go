@@ -19,11 +19,11 @@ func TestEveryActionMapsToItsStoreOperation(t *testing.T) {
 		in     Input
 		want   store.Action
 	}{
-		{"admit", Input{"n": int64(3)}, store.Action{Op: store.OpAdmit, N: 3}},
+		{"admit", Input{"n": 3}, store.Action{Op: store.OpAdmit, N: 3}},
 		{"pause", Input{}, store.Action{Op: string(store.Pause)}},
 		{"queue_all", Input{}, store.Action{Op: string(store.QueueAll)}},
 		{"resume", Input{}, store.Action{Op: string(store.Resume)}},
-		{"limits", Input{"burst": int64(2), "mode": "random"}, store.Action{Op: store.OpLimits, Set: store.Overrides{Burst: intp(2), Mode: queue.Random}}},
+		{"limits", Input{"burst": 2, "mode": "random"}, store.Action{Op: store.OpLimits, Set: store.Overrides{Burst: intp(2), Mode: queue.Random}}},
 		{"clear", Input{}, store.Action{Op: store.OpClear}},
 		{"reset", Input{"confirm": "r"}, store.Action{Op: store.OpReset}},
 	}
