@@ -24,8 +24,8 @@
 // A visitor's request meets one file per stage, in this order:
 // handler.go (ServeHTTP), facts.go (the request's facts), route.go (the
 // room), line.go (the gate's decision), gate.go (the store call, or what
-// the POP keeps instead), then pages.go (the answer to a visitor who
-// waits) or forward.go (the origin's, for one admitted). Beside the path,
+// the POP keeps instead), then forward.go (the origin's answer, for one
+// admitted) or pages.go (the answer to a visitor who waits). Beside the path,
 // and never a stop on it: settings.go (what a sandbox reads and keeps),
 // setup.go (the "Not set up yet" checks), accesslog.go (the structured
 // log, which wraps the response), client.go (the names a client goes
@@ -33,7 +33,8 @@
 // heartbeat and the leave link), invite.go and operator.go (the admin
 // panel and API). A stage calls the stages after it and the files beside
 // the path, never one before it; every stage reads the request's state
-// and the platform's ports, which this file declares.
+// and the platform's ports, which this file declares. A test holds this
+// (tools/suites/layout).
 package edge
 
 import (
