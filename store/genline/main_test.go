@@ -1,3 +1,8 @@
+// The generator runs under Go (go generate); the TinyGo leg, which runs the
+// edge module's tests in a host without the repository's files, leaves it out.
+
+//go:build !tinygo
+
 package main
 
 import (
