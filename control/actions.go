@@ -3,8 +3,9 @@ package control
 import (
 	"context"
 	"strconv"
+	"strings"
 
-	"github.com/edgequeue/waitingroom/queue"
+	"github.com/edgequeue/waitingroom/settings"
 	"github.com/edgequeue/waitingroom/store"
 )
 
@@ -156,7 +157,7 @@ func Actions() []Action {
 				{Name: "max_active_users", Kind: Whole, Label: "Capacity (0: no cap)", Attrs: `min="0" step="1"`},
 				{Name: "new_users_per_minute", Kind: Number, Label: "Rate per minute (0: no rate)", Attrs: `min="0" step="any"`},
 				{Name: "burst", Kind: Whole, Label: "Burst", Attrs: `min="0" step="1"`},
-				{Name: "mode", Kind: Choice, Label: "Mode", Choices: []string{string(queue.Fifo), string(queue.Random), string(queue.Passthrough), string(queue.Reject)}},
+				{Name: "mode", Kind: Choice, Label: "Mode", Choices: strings.Split(settings.Get(settings.Room[:], "mode").Choices, "|")},
 			},
 			Form: Form{Legend: "Set live values (a blank field is left as it is)", Button: "Set live values", For: "of room", Log: "set"},
 			Run: func(ctx context.Context, o Acts, room string, in Input, who store.Actor) (store.Line, error) {

@@ -152,12 +152,10 @@ func (o *Operator) SetLimits(ctx context.Context, room string, l Limits, who sto
 		}
 	}
 	if l.Mode != nil {
-		switch m := queue.Mode(*l.Mode); m {
-		case queue.Fifo, queue.Random, queue.Passthrough, queue.Reject:
-			set.Mode = m
-		default:
-			return store.Line{}, &InputError{"mode", fmt.Sprintf("must be fifo, random, passthrough or reject, got %q", *l.Mode)}
+		if err := queue.CheckMode(*l.Mode); err != nil {
+			return store.Line{}, &InputError{"mode", trimField(err.Error(), "mode")}
 		}
+		set.Mode = queue.Mode(*l.Mode)
 	}
 	if set.Empty() {
 		return store.Line{}, &InputError{"limits", "give at least one of max_active_users, new_users_per_minute, burst, mode"}

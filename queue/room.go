@@ -330,6 +330,10 @@ func (r *Room) limitsJoins() bool {
 
 func roomDefault(name string) string { return settings.Get(settings.Room[:], name).DefaultText }
 
+// CheckMode checks a live mode an operator sets against the modes a
+// room's config may have.
+func CheckMode(m string) error { return checkChoice("mode", m) }
+
 // CheckLimit checks a value of the room's admission limits
 // (new_users_per_minute, max_active_users or burst) against the bounds a
 // room's config has, which an operator's live value must keep too.
